@@ -1,0 +1,152 @@
+//! The one cost table. The static estimator and the runtime meter both read these constants and
+//! functions, so the two cannot drift apart; `docs/cost-model.md` explains every entry.
+//!
+//! Units: the CPU part follows cel-go's model (one unit is roughly one basic operation, about
+//! 50–100 ns), so people who know Kubernetes CEL limits can reason with the numbers. On top of
+//! it, every string, bytes, list and map that an evaluation builds is charged its size (the
+//! allocation part), which cel-go does not meter.
+//!
+//! Sizes are in bytes for strings and bytes (UTF-8 length: never smaller than the code-point
+//! count cel-go uses, and O(1) to read), elements for lists, entries for maps.
+//!
+//! Every function here is monotone non-decreasing in each size argument; the estimator relies on
+//! that to turn size upper bounds into cost upper bounds.
+
+/// Version of the cost model. Any change to a constant or formula in this file changes it; a
+/// stored verdict is only valid for the version it was computed with.
+pub const COST_MODEL_VERSION: u32 = 1;
+
+/// The default cost limit of one evaluation (the same order as Kubernetes' per-call limit).
+pub const DEFAULT_COST_LIMIT: u64 = 1_000_000;
+
+/// A literal.
+pub const CONST: u64 = 0;
+/// An identifier, a field selection, a presence test.
+pub const SELECT: u64 = 1;
+/// The default cost of a call whose work does not depend on its arguments' sizes: arithmetic,
+/// numeric comparison, `!`, unary `-`, `size`, `type`, conversions, index, timestamp accessors.
+pub const CALL: u64 = 1;
+/// Building a list (a literal, or the accumulator of `map`/`filter`).
+pub const LIST_CREATE: u64 = 10;
+/// Building a map literal.
+pub const MAP_CREATE: u64 = 30;
+/// Building a message literal.
+pub const STRUCT_CREATE: u64 = 40;
+
+/// Fixed cost of `all` and `exists` (reading the result).
+pub const COMPREHENSION_RESULT: u64 = 1;
+/// Per-element overhead of `all`: the loop condition (2) and reading the accumulator (1).
+pub const ALL_PER_ELEMENT: u64 = 3;
+/// Per-element overhead of `exists`: the loop condition with its negation (3) and the
+/// accumulator read (1).
+pub const EXISTS_PER_ELEMENT: u64 = 4;
+/// Fixed cost of `exists_one`: the final `acc == 1` (call plus accumulator read).
+pub const EXISTS_ONE_RESULT: u64 = 2;
+/// Per-element overhead of `exists_one` when the predicate is false (reading the accumulator).
+pub const EXISTS_ONE_SKIP: u64 = 1;
+/// Per-element overhead of `exists_one` when the predicate is true (`acc + 1`).
+pub const EXISTS_ONE_COUNT: u64 = 2;
+/// Fixed cost of `map` and `filter`: the empty accumulator list (10) and the result read (1).
+pub const MAP_FILTER_FIXED: u64 = LIST_CREATE + 1;
+/// Per-element overhead of `map` (and of a kept element of three-argument `map`): building
+/// `[t]` (10), appending it (1) and reading the accumulator (1).
+pub const MAP_APPEND: u64 = LIST_CREATE + 2;
+/// Per-element overhead of a kept element of `filter`: `[x]` (10), the append (1), the
+/// accumulator read (1) and the iteration variable read (1).
+pub const FILTER_APPEND: u64 = LIST_CREATE + 3;
+/// Per-element overhead of an element that `filter` or three-argument `map` drops.
+pub const FILTER_SKIP: u64 = 1;
+
+/// Allocation charge per byte of a string or bytes value that evaluation builds.
+pub const ALLOC_PER_BYTE: u64 = 1;
+/// Allocation charge per element of a list that evaluation builds.
+pub const ALLOC_PER_ELEMENT: u64 = 1;
+/// Allocation charge per entry of a map that evaluation builds.
+pub const ALLOC_PER_ENTRY: u64 = 2;
+
+/// One traversal of `len` bytes: `ceil(0.1 · len)`.
+pub const fn traversal(len: u64) -> u64 {
+    len.div_ceil(10)
+}
+
+/// Cost of the regex part of `matches`, from the pattern length: `ceil(0.25 · len)`.
+pub const fn regex_pattern(len: u64) -> u64 {
+    len.div_ceil(4)
+}
+
+/// `s.contains(t)`: `ceil(0.1·|s|) · ceil(0.1·|t|)`, as cel-go.
+pub const fn contains(haystack: u64, needle: u64) -> u64 {
+    traversal(haystack).saturating_mul(traversal(needle))
+}
+
+/// `s.startsWith(p)` and `s.endsWith(p)`: only the prefix or suffix is traversed.
+pub const fn starts_ends_with(affix: u64) -> u64 {
+    traversal(affix)
+}
+
+/// `s.matches(re)`: `ceil(0.1·(|s|+1)) · ceil(0.25·|re|)`, as cel-go.
+pub const fn matches(input: u64, pattern: u64) -> u64 {
+    traversal(input.saturating_add(1)).saturating_mul(regex_pattern(pattern))
+}
+
+/// Equality or ordering of two strings or two bytes values: one traversal of the shorter.
+pub const fn compare_sized(a: u64, b: u64) -> u64 {
+    let shorter = if a < b { a } else { b };
+    traversal(shorter)
+}
+
+/// `a + b` on strings or bytes: one traversal of the result (the allocation is charged apart).
+pub const fn concat(a: u64, b: u64) -> u64 {
+    traversal(a.saturating_add(b))
+}
+
+/// `string(bytes)` and `bytes(string)`: one traversal (validation or copy).
+pub const fn convert_sized(len: u64) -> u64 {
+    traversal(len)
+}
+
+/// `x in list`: one comparison per element.
+pub const fn in_list(len: u64) -> u64 {
+    len
+}
+
+/// Allocation charge of a built string or bytes value of `len` bytes.
+pub const fn alloc_bytes(len: u64) -> u64 {
+    len.saturating_mul(ALLOC_PER_BYTE)
+}
+
+/// Allocation charge of a built list of `len` elements.
+pub const fn alloc_list(len: u64) -> u64 {
+    len.saturating_mul(ALLOC_PER_ELEMENT)
+}
+
+/// Allocation charge of a built map of `len` entries.
+pub const fn alloc_map(len: u64) -> u64 {
+    len.saturating_mul(ALLOC_PER_ENTRY)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formulas_match_cel_go_reference_numbers() {
+        // research/cel-cost-model.md §3.2 #16: 500-char input, 5-char pattern → 102 (+1 ident).
+        assert_eq!(matches(500, 5), 102);
+        // #33: two 500-char strings → 50 · 50.
+        assert_eq!(contains(500, 500), 2500);
+        // #36: a 500-char prefix → 50.
+        assert_eq!(starts_ends_with(500), 50);
+        assert_eq!(traversal(0), 0);
+        assert_eq!(traversal(1), 1);
+        assert_eq!(traversal(10), 1);
+        assert_eq!(traversal(11), 2);
+    }
+
+    #[test]
+    fn formulas_saturate() {
+        assert_eq!(contains(u64::MAX, u64::MAX), u64::MAX);
+        assert_eq!(matches(u64::MAX, 8), traversal(u64::MAX) * 2);
+        assert_eq!(alloc_map(u64::MAX), u64::MAX);
+    }
+}

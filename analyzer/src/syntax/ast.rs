@@ -1,0 +1,379 @@
+//! The CEL abstract syntax tree: an arena of nodes, each with the byte span of its whole
+//! sub-expression.
+//!
+//! Nodes live in one `Vec` and refer to each other by [`NodeId`]. The parser creates every
+//! child before its parent, so a child's id is always smaller than its parent's and the root is
+//! the last node. Later passes (checker, estimator) keep per-node data in side tables indexed by
+//! the same id, which keeps the tree itself immutable and cheap to share.
+//!
+//! Macros (`has`, `all`, `exists`, `exists_one`, `map`, `filter`) are first-class nodes rather
+//! than cel-go's expanded comprehensions: the estimator and the diagnostics reason about the
+//! macro the user wrote, not about an accumulator they never saw.
+
+use std::fmt;
+
+/// Index of a node in its [`Ast`].
+pub type NodeId = u32;
+
+/// A half-open byte range `start..end` into the expression source.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Span {
+    /// First byte of the range.
+    pub start: u32,
+    /// One past the last byte of the range.
+    pub end: u32,
+}
+
+impl Span {
+    /// A span from `start` to `end` (exclusive).
+    pub const fn new(start: u32, end: u32) -> Self {
+        Self { start, end }
+    }
+
+    /// The smallest span covering both `self` and `other`.
+    #[must_use]
+    pub fn to(self, other: Span) -> Span {
+        Span::new(self.start.min(other.start), self.end.max(other.end))
+    }
+
+    /// Length in bytes.
+    pub fn len(self) -> u32 {
+        self.end - self.start
+    }
+
+    /// Whether the span covers no byte.
+    pub fn is_empty(self) -> bool {
+        self.end == self.start
+    }
+}
+
+impl From<Span> for miette::SourceSpan {
+    fn from(span: Span) -> Self {
+        miette::SourceSpan::new((span.start as usize).into(), span.len() as usize)
+    }
+}
+
+/// A parsed expression.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Ast {
+    nodes: Vec<Node>,
+}
+
+impl Ast {
+    /// Builds an AST from nodes in creation order (children before parents); the last node is
+    /// the root. Returns `None` for an empty node list.
+    pub fn from_nodes(nodes: Vec<Node>) -> Option<Self> {
+        if nodes.is_empty() {
+            None
+        } else {
+            Some(Self { nodes })
+        }
+    }
+
+    /// The root node's id.
+    pub fn root(&self) -> NodeId {
+        (self.nodes.len() - 1) as NodeId
+    }
+
+    /// The node with this id.
+    ///
+    /// Ids come from this AST; an id from another AST may panic.
+    pub fn node(&self, id: NodeId) -> &Node {
+        &self.nodes[id as usize]
+    }
+
+    /// The kind of the node with this id.
+    pub fn kind(&self, id: NodeId) -> &ExprKind {
+        &self.nodes[id as usize].kind
+    }
+
+    /// The span of the node with this id.
+    pub fn span(&self, id: NodeId) -> Span {
+        self.nodes[id as usize].span
+    }
+
+    /// All nodes, children before parents.
+    pub fn nodes(&self) -> &[Node] {
+        &self.nodes
+    }
+
+    /// Number of nodes.
+    pub fn len(&self) -> usize {
+        self.nodes.len()
+    }
+
+    /// Always false: an AST has at least its root.
+    pub fn is_empty(&self) -> bool {
+        self.nodes.is_empty()
+    }
+}
+
+/// One node: what it is and the bytes it covers (the whole sub-expression, including the
+/// parentheses of a parenthesised operand and the closing bracket of a call).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Node {
+    /// What the node is.
+    pub kind: ExprKind,
+    /// Byte range of the whole sub-expression.
+    pub span: Span,
+}
+
+/// The kinds of expression.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ExprKind {
+    /// A literal value.
+    Literal(Literal),
+    /// An identifier: `name`, or `.name` when `rooted` (resolved from the root scope only).
+    Ident {
+        /// The identifier without any leading dot.
+        name: Box<str>,
+        /// Whether it was written with a leading `.`.
+        rooted: bool,
+    },
+    /// A field selection `operand.field` (backtick-quoted field names arrive without backticks).
+    Select {
+        /// The selected-from expression.
+        operand: NodeId,
+        /// The field name.
+        field: Box<str>,
+        /// Span of the field name as written (backticks included).
+        field_span: Span,
+    },
+    /// The presence test `has(operand.field)`.
+    Has {
+        /// The selected-from expression.
+        operand: NodeId,
+        /// The field name.
+        field: Box<str>,
+        /// Span of the field name as written.
+        field_span: Span,
+    },
+    /// A function call, global (`f(x)`) or receiver-style (`x.f(y)`).
+    Call {
+        /// The receiver of a member call.
+        target: Option<NodeId>,
+        /// The function name, possibly qualified (`a.b.f` written as a global call).
+        function: Box<str>,
+        /// Span of the function name.
+        name_span: Span,
+        /// Arguments in order.
+        args: Vec<NodeId>,
+    },
+    /// A unary operator.
+    Unary {
+        /// Which operator.
+        op: UnaryOp,
+        /// The operand.
+        operand: NodeId,
+    },
+    /// A binary operator (`&&` and `||` included; they short-circuit).
+    Binary {
+        /// Which operator.
+        op: BinaryOp,
+        /// Left operand.
+        lhs: NodeId,
+        /// Right operand.
+        rhs: NodeId,
+    },
+    /// `cond ? then : otherwise`.
+    Conditional {
+        /// The condition.
+        cond: NodeId,
+        /// Value when the condition is true.
+        then: NodeId,
+        /// Value when the condition is false.
+        otherwise: NodeId,
+    },
+    /// `operand[index]`.
+    Index {
+        /// The indexed list or map.
+        operand: NodeId,
+        /// The index or key.
+        index: NodeId,
+    },
+    /// A list literal `[a, b]`.
+    List(Vec<NodeId>),
+    /// A map literal `{k: v}`.
+    Map(Vec<MapEntry>),
+    /// A message literal `T{f: v}`.
+    Struct {
+        /// The message type name as written (possibly qualified, possibly with a leading dot).
+        type_name: Box<str>,
+        /// Field initialisers in order.
+        fields: Vec<FieldInit>,
+    },
+    /// A comprehension macro: `range.all(var, …)`, `exists`, `exists_one`, `map`, `filter`.
+    Comprehension(Box<Comprehension>),
+}
+
+/// A literal constant, decoded exactly.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Literal {
+    /// `null`.
+    Null,
+    /// `true` or `false`.
+    Bool(bool),
+    /// A signed 64-bit integer.
+    Int(i64),
+    /// An unsigned 64-bit integer (`1u`).
+    Uint(u64),
+    /// A double.
+    Double(f64),
+    /// A string (already unescaped).
+    String(Box<str>),
+    /// A bytes literal (already unescaped).
+    Bytes(Box<[u8]>),
+}
+
+/// Unary operators.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum UnaryOp {
+    /// `!x`.
+    Not,
+    /// `-x`.
+    Neg,
+}
+
+/// Binary operators.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BinaryOp {
+    /// `||`
+    Or,
+    /// `&&`
+    And,
+    /// `==`
+    Eq,
+    /// `!=`
+    Ne,
+    /// `<`
+    Lt,
+    /// `<=`
+    Le,
+    /// `>`
+    Gt,
+    /// `>=`
+    Ge,
+    /// `in`
+    In,
+    /// `+`
+    Add,
+    /// `-`
+    Sub,
+    /// `*`
+    Mul,
+    /// `/`
+    Div,
+    /// `%`
+    Rem,
+}
+
+impl BinaryOp {
+    /// The operator as written in source.
+    pub fn symbol(self) -> &'static str {
+        match self {
+            BinaryOp::Or => "||",
+            BinaryOp::And => "&&",
+            BinaryOp::Eq => "==",
+            BinaryOp::Ne => "!=",
+            BinaryOp::Lt => "<",
+            BinaryOp::Le => "<=",
+            BinaryOp::Gt => ">",
+            BinaryOp::Ge => ">=",
+            BinaryOp::In => "in",
+            BinaryOp::Add => "+",
+            BinaryOp::Sub => "-",
+            BinaryOp::Mul => "*",
+            BinaryOp::Div => "/",
+            BinaryOp::Rem => "%",
+        }
+    }
+}
+
+impl UnaryOp {
+    /// The operator as written in source.
+    pub fn symbol(self) -> &'static str {
+        match self {
+            UnaryOp::Not => "!",
+            UnaryOp::Neg => "-",
+        }
+    }
+}
+
+/// One `key: value` entry of a map literal.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MapEntry {
+    /// The key expression.
+    pub key: NodeId,
+    /// The value expression.
+    pub value: NodeId,
+}
+
+/// One `field: value` initialiser of a message literal.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FieldInit {
+    /// The field name (backticks removed).
+    pub name: Box<str>,
+    /// Span of the field name as written.
+    pub name_span: Span,
+    /// The value expression.
+    pub value: NodeId,
+}
+
+/// Which comprehension macro.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum MacroKind {
+    /// `range.all(x, predicate)`.
+    All,
+    /// `range.exists(x, predicate)`.
+    Exists,
+    /// `range.exists_one(x, predicate)` (also spelled `existsOne`).
+    ExistsOne,
+    /// `range.map(x, transform)` or `range.map(x, predicate, transform)`.
+    Map,
+    /// `range.filter(x, predicate)`.
+    Filter,
+}
+
+impl MacroKind {
+    /// The macro's name as usually written.
+    pub fn name(self) -> &'static str {
+        match self {
+            MacroKind::All => "all",
+            MacroKind::Exists => "exists",
+            MacroKind::ExistsOne => "exists_one",
+            MacroKind::Map => "map",
+            MacroKind::Filter => "filter",
+        }
+    }
+}
+
+/// A comprehension macro over a list (its elements) or a map (its keys).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Comprehension {
+    /// Which macro.
+    pub kind: MacroKind,
+    /// The iterated list or map.
+    pub range: NodeId,
+    /// The iteration variable.
+    pub var: Box<str>,
+    /// Span of the iteration variable.
+    pub var_span: Span,
+    /// The predicate: present for `all`, `exists`, `exists_one`, `filter` and three-argument `map`.
+    pub predicate: Option<NodeId>,
+    /// The transform: present for `map` only.
+    pub transform: Option<NodeId>,
+}
+
+impl fmt::Display for Literal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Literal::Null => f.write_str("null"),
+            Literal::Bool(b) => write!(f, "{b}"),
+            Literal::Int(i) => write!(f, "{i}"),
+            Literal::Uint(u) => write!(f, "{u}u"),
+            Literal::Double(d) => write!(f, "{d:?}"),
+            Literal::String(s) => write!(f, "{s:?}"),
+            Literal::Bytes(b) => write!(f, "b{:?}", String::from_utf8_lossy(b)),
+        }
+    }
+}
