@@ -1,5 +1,29 @@
-//! The `ozcheck` command line: the only place that prints or picks exit codes.
+//! The `ozcheck` command line: the only place that prints, installs miette's handler, or picks
+//! exit codes.
 
-fn main() {
-    println!("ozcheck");
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+mod cmd;
+
+/// Verifies the policies and filters of agent-platform plugins.
+#[derive(Parser)]
+#[command(name = "ozcheck", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Checks a CEL filter: syntax, types, size and worst-case cost.
+    Filter(cmd::filter::FilterArgs),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Filter(args) => cmd::filter::run(&args),
+    }
 }

