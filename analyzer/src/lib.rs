@@ -11,6 +11,7 @@ pub mod bounds;
 pub mod check;
 pub mod cost;
 mod diagnostic;
+pub mod eval;
 pub mod syntax;
 pub mod types;
 
