@@ -19,11 +19,14 @@ struct Cli {
 enum Command {
     /// Checks a CEL filter: syntax, types, size and worst-case cost.
     Filter(cmd::filter::FilterArgs),
+    /// Evaluates a CEL filter over an event with the metered evaluator.
+    Eval(cmd::eval::EvalArgs),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Command::Filter(args) => cmd::filter::run(&args),
+        Command::Eval(args) => cmd::eval::run(&args),
     }
 }
