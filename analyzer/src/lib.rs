@@ -9,6 +9,7 @@
 mod api;
 pub mod bounds;
 pub mod check;
+pub mod conformance;
 pub mod cost;
 mod diagnostic;
 pub mod eval;
