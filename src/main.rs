@@ -6,6 +6,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod cmd;
+mod render;
 
 /// Verifies the policies and filters of agent-platform plugins.
 #[derive(Parser)]
