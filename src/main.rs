@@ -5,8 +5,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-mod cmd;
-mod render;
+use ozcheck::cmd;
 
 /// Verifies the policies and filters of agent-platform plugins.
 #[derive(Parser)]

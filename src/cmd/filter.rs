@@ -121,12 +121,15 @@ pub fn full(source: &str, report: &Report) -> String {
     for diagnostic in &report.diagnostics {
         out.push_str(&render::diagnostic(source, diagnostic));
     }
-    let cost = report
-        .cost
-        .map_or_else(String::new, |c| format!(", cost {}..{} of {}", c.min, c.max, report.limit));
-    match report.verdict {
-        Verdict::Accepted => out.push_str(&format!("accepted{cost}\n")),
-        Verdict::Refused => out.push_str(&format!("refused{cost}\n")),
-    }
+    let cost = report.cost.map_or_else(String::new, |c| {
+        format!(", cost {}..{} of {}", c.min, c.max, report.limit)
+    });
+    let verdict = match report.verdict {
+        Verdict::Accepted => "accepted",
+        Verdict::Refused => "refused",
+    };
+    out.push_str(verdict);
+    out.push_str(&cost);
+    out.push('\n');
     out
 }
