@@ -173,13 +173,12 @@ fn zone_offset(name: &str, secs: i64) -> Result<i64, TimeError> {
     ))
 }
 
-/// `+HH:MM` or `-HH:MM` as seconds.
+/// `+HH:MM`, `-HH:MM` or `HH:MM` as seconds.
 fn parse_fixed_offset(s: &[u8]) -> Option<i64> {
-    let (&sign, rest) = s.split_first()?;
-    let sign = match sign {
-        b'+' => 1,
-        b'-' => -1,
-        _ => return None,
+    let (sign, rest) = match s.split_first()? {
+        (b'+', rest) => (1, rest),
+        (b'-', rest) => (-1, rest),
+        _ => (1, s),
     };
     if rest.len() != 5 || rest[2] != b':' {
         return None;
@@ -225,7 +224,8 @@ fn parse_rfc3339(s: &[u8]) -> Option<Result<Timestamp, TimeError>> {
     }
     let offset = match rest {
         [b'Z' | b'z'] => 0,
-        _ => parse_fixed_offset(rest)?,
+        [b'+' | b'-', ..] => parse_fixed_offset(rest)?,
+        _ => return None,
     };
     if !(1..=12).contains(&month) || day < 1 || day > days_in_month(year, month) {
         return None;
