@@ -546,7 +546,10 @@ impl Checker<'_> {
             .join(", ");
         let (message, help) = match symbol {
             "==" | "!=" => (
-                format!("`{symbol}` compares values of one type, not {shown}"),
+                format!(
+                    "`{symbol}` compares values of one type, not {} and {}",
+                    args[0], args[1]
+                ),
                 "values of different types are never equal; convert one side (`string(…)`, `int(…)`, `double(…)`) or wrap it in `dyn(…)`".to_owned(),
             ),
             "[]" => (
