@@ -9,8 +9,10 @@
 mod api;
 pub mod bounds;
 pub mod check;
+pub mod conformance;
 pub mod cost;
 mod diagnostic;
+pub mod eval;
 pub mod syntax;
 #[cfg(feature = "oracle")]
 #[doc(hidden)]
