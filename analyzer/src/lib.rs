@@ -12,6 +12,9 @@ pub mod check;
 pub mod cost;
 mod diagnostic;
 pub mod syntax;
+#[cfg(feature = "oracle")]
+#[doc(hidden)]
+pub mod testing;
 pub mod types;
 
 pub use api::{CostRange, Options, Report, Verdict, check_expression, check_filter, compile};
