@@ -125,7 +125,7 @@ fn cases() -> Vec<Case> {
             .differs(MIN_STOP),
         case(52, r#"str1.endsWith("abcdefghijklmnopqrstuvwxyz") == str2.endsWith("abcdefghijklmnopqrstuvwxyz")"#, "str1: string; str2: string", "", [9, 9]),
         case(53, "((5 != 6) == (1 == 2)) == ((3 <= 4) == (9 != 9))", "", "", [7, 7]),
-        case(54, "string(timestamp1) == string(timestamp2)", "timestamp1: timestamp; timestamp2: timestamp", "", [5, 1844674407370955268])
+        case(54, "string(timestamp1) == string(timestamp2)", "timestamp1: timestamp; timestamp2: timestamp", "", [5, 1_844_674_407_370_955_268])
             .differs("cel-go leaves string(timestamp) unsized; we bound a formatted scalar by SCALAR_STRING_MAX bytes; min: two empty strings compare at 0"),
         case(55, "timestamp1 == timestamp2", "timestamp1: timestamp; timestamp2: timestamp", "", [3, 3]),
         case(56, "duration1 != duration2", "duration1: duration; duration2: duration", "", [3, 3]),
@@ -148,8 +148,8 @@ fn cases() -> Vec<Case> {
         case(73, "['hello', 'hi'][0] != ['hello', 'bye'][1]", "", "", [23, 23]),
         case(74, "type(1)", "", "", [1, 1]),
         case(75, "type(self.val1)", "self: map(string, int)", "", [3, 3]),
-        case(76, "type(self.val1) == int", "self: map(string, int)", "", [5, 1844674407370955268]).differs(UNSIZED_EQ),
-        case(77, "type(1) == int", "", "", [3, 1844674407370955266]).differs(UNSIZED_EQ),
+        case(76, "type(self.val1) == int", "self: map(string, int)", "", [5, 1_844_674_407_370_955_268]).differs(UNSIZED_EQ),
+        case(77, "type(1) == int", "", "", [3, 1_844_674_407_370_955_266]).differs(UNSIZED_EQ),
         case(78, "self.val1 == 1.0", "self.val1: double", "", [2, 2]),
         case(79, "self.val1 == 1.0", "self: map(string, double)", "", [3, 3]),
         case(80, "self.val1 == timestamp('2011-08-18T00:00:00.000+01:00') + duration('19h3m37s10ms')", "self: map(string, timestamp)", "", [6, 6]),
