@@ -38,6 +38,28 @@ fn corpus() -> Vec<Case> {
     cases
 }
 
+/// The disagreements explained in docs/decisions/0002-parser-oracle-differences.md, each as
+/// narrow as the reason for it. Everything else must agree.
+fn known_difference(
+    source: &str,
+    ours: &Result<String, Vec<&'static str>>,
+    theirs: &Result<String, Vec<String>>,
+) -> bool {
+    match (ours, theirs) {
+        // Our depth limit bounds the height of the tree (member and operator chains count);
+        // the oracle's bounds only its recursion through `expr` and counts parentheses.
+        (Err(codes), Ok(_)) => codes.as_slice() == ["nesting-too-deep"],
+        (Ok(_), Err(messages)) if messages.iter().all(|m| m.contains("Recursion limit")) => true,
+        // The oracle's runtime does not let `.` match NUL in raw triple-quoted literals (the
+        // grammar's `RAW '"""' .*? '"""'`); non-raw and single-quoted forms accept it.
+        (Ok(_), Err(_)) => source.contains('\0') && RAW_TRIPLE.iter().any(|p| source.contains(p)),
+        _ => false,
+    }
+}
+
+/// The openings of raw triple-quoted literals.
+const RAW_TRIPLE: [&str; 4] = ["r'''", "R'''", "r\"\"\"", "R\"\"\""];
+
 fn options() -> ParseOptions {
     ParseOptions {
         max_bytes: 1 << 20,
@@ -65,7 +87,7 @@ fn corpus_agrees_with_the_oracle() {
             (Err(_), Err(_)) => true,
             _ => false,
         };
-        if !agree {
+        if !agree && !known_difference(&case.expr, &ours, &theirs) {
             failures.push(format!(
                 "{}\n{}",
                 case.id,
@@ -79,5 +101,137 @@ fn corpus_agrees_with_the_oracle() {
         failures.len(),
         cases.len(),
         failures.join("\n")
+    );
+}
+
+/// A small deterministic generator (xorshift64*), so the mutants are the same on every run.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+}
+
+/// Text that tends to break parsers: quotes, escapes, brackets, macros, non-ASCII, NUL.
+const TOKENS: &[&str] = &[
+    "'",
+    "\"",
+    "'''",
+    "\\",
+    "(",
+    ")",
+    "[",
+    "]",
+    "{",
+    "}",
+    ",",
+    ".",
+    ":",
+    "?",
+    "-",
+    "!",
+    "`",
+    ".exists(",
+    ".all(x, ",
+    "has(",
+    "ñ",
+    "\u{2028}",
+    "\0",
+    "\r",
+    "\n",
+    " ",
+    "r",
+    "b",
+    "0x",
+    "u",
+    "e",
+    "in",
+    "//",
+    "1",
+    ".5",
+    "&&",
+    "||",
+    "==",
+    "\\x",
+    "\\u",
+    "a",
+    "9223372036854775808",
+];
+
+/// Byte-level mutations on character boundaries: delete, insert a token, duplicate a slice.
+fn mutate(source: &str, rng: &mut Rng) -> String {
+    let bounds: Vec<usize> = source
+        .char_indices()
+        .map(|(i, _)| i)
+        .chain([source.len()])
+        .collect();
+    let pick = |rng: &mut Rng| bounds[rng.below(bounds.len())];
+    let mut out = source.to_owned();
+    for _ in 0..=rng.below(3) {
+        let (a, b) = {
+            let x = pick(rng);
+            let y = pick(rng);
+            (x.min(y), x.max(y))
+        };
+        if !out.is_char_boundary(a) || !out.is_char_boundary(b) || b > out.len() {
+            continue;
+        }
+        match rng.below(4) {
+            0 => {
+                let end = (a + 1 + rng.below(3)).min(out.len());
+                let end = (end..=out.len())
+                    .find(|&i| out.is_char_boundary(i))
+                    .unwrap_or(out.len());
+                out.replace_range(a..end, "");
+            }
+            1 | 2 => out.insert_str(a, TOKENS[rng.below(TOKENS.len())]),
+            _ => {
+                let slice = out[a..b].to_owned();
+                out.insert_str(b, &slice);
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn mutants_agree_with_the_oracle_on_accept_and_reject() {
+    let cases = corpus();
+    let mut rng = Rng(0x0C0F_FEE5_EED5);
+    let mut disagreements = Vec::new();
+    let mut accepted = 0;
+    let total = 20_000;
+    for _ in 0..total {
+        let base = &cases[rng.below(cases.len())].expr;
+        let mutant = mutate(base, &mut rng);
+        let ours = ours_normalised(&mutant, &options());
+        let theirs = oracle_normalised(&mutant);
+        accepted += usize::from(ours.is_ok());
+        let agree = match (&ours, &theirs) {
+            (Ok(a), Ok(b)) => a == b,
+            (Err(_), Err(_)) => true,
+            _ => false,
+        };
+        if !agree && !known_difference(&mutant, &ours, &theirs) {
+            disagreements.push(describe(&mutant, &ours, &theirs));
+        }
+    }
+    assert!(
+        accepted > total / 10,
+        "too few mutants parse ({accepted}) to test much"
+    );
+    assert!(
+        disagreements.is_empty(),
+        "{} of {total} mutants disagree:\n{}",
+        disagreements.len(),
+        disagreements.join("\n")
     );
 }
