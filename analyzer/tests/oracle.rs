@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use ozcheck_analyzer::syntax::ParseOptions;
-use ozcheck_analyzer::testing::{describe, oracle_normalised, ours_normalised};
+use ozcheck_analyzer::testing::{describe, known_difference, oracle_normalised, ours_normalised};
 
 struct Case {
     id: String,
@@ -38,28 +38,6 @@ fn corpus() -> Vec<Case> {
     cases
 }
 
-/// The disagreements explained in docs/decisions/0002-parser-oracle-differences.md, each as
-/// narrow as the reason for it. Everything else must agree.
-fn known_difference(
-    source: &str,
-    ours: &Result<String, Vec<&'static str>>,
-    theirs: &Result<String, Vec<String>>,
-) -> bool {
-    match (ours, theirs) {
-        // Our depth limit bounds the height of the tree (member and operator chains count);
-        // the oracle's bounds only its recursion through `expr` and counts parentheses.
-        (Err(codes), Ok(_)) => codes.as_slice() == ["nesting-too-deep"],
-        (Ok(_), Err(messages)) if messages.iter().all(|m| m.contains("Recursion limit")) => true,
-        // The oracle's runtime does not let `.` match NUL in raw triple-quoted literals (the
-        // grammar's `RAW '"""' .*? '"""'`); non-raw and single-quoted forms accept it.
-        (Ok(_), Err(_)) => source.contains('\0') && RAW_TRIPLE.iter().any(|p| source.contains(p)),
-        _ => false,
-    }
-}
-
-/// The openings of raw triple-quoted literals.
-const RAW_TRIPLE: [&str; 4] = ["r'''", "R'''", "r\"\"\"", "R\"\"\""];
-
 fn options() -> ParseOptions {
     ParseOptions {
         max_bytes: 1 << 20,
@@ -71,8 +49,10 @@ fn options() -> ParseOptions {
 fn corpus_agrees_with_the_oracle() {
     let cases = corpus();
     let mut failures = Vec::new();
+    let (mut in_scope, mut both_accept, mut both_reject, mut known) = (0, 0, 0, 0);
     for case in &cases {
         let ours = ours_normalised(&case.expr, &options());
+        in_scope += usize::from(case.in_scope);
         if case.in_scope && ours.is_err() {
             failures.push(format!(
                 "in-scope test {} does not parse\n{}",
@@ -82,19 +62,23 @@ fn corpus_agrees_with_the_oracle() {
             continue;
         }
         let theirs = oracle_normalised(&case.expr);
-        let agree = match (&ours, &theirs) {
-            (Ok(a), Ok(b)) => a == b,
-            (Err(_), Err(_)) => true,
-            _ => false,
-        };
-        if !agree && !known_difference(&case.expr, &ours, &theirs) {
-            failures.push(format!(
+        match (&ours, &theirs) {
+            (Ok(a), Ok(b)) if a == b => both_accept += 1,
+            (Err(_), Err(_)) => both_reject += 1,
+            _ if known_difference(&case.expr, &ours, &theirs) => known += 1,
+            _ => failures.push(format!(
                 "{}\n{}",
                 case.id,
                 describe(&case.expr, &ours, &theirs)
-            ));
+            )),
         }
     }
+    eprintln!(
+        "oracle corpus: {} expressions ({in_scope} in scope, all parse): {both_accept} accepted \
+         by both with the same tree, {both_reject} rejected by both, {known} known differences",
+        cases.len()
+    );
+    assert!(in_scope > 800, "only {in_scope} in-scope tests found");
     assert!(
         failures.is_empty(),
         "{} of {} disagree:\n{}",
@@ -207,7 +191,7 @@ fn mutants_agree_with_the_oracle_on_accept_and_reject() {
     let cases = corpus();
     let mut rng = Rng(0x0C0F_FEE5_EED5);
     let mut disagreements = Vec::new();
-    let mut accepted = 0;
+    let (mut accepted, mut known) = (0, 0);
     let total = 20_000;
     for _ in 0..total {
         let base = &cases[rng.below(cases.len())].expr;
@@ -220,10 +204,20 @@ fn mutants_agree_with_the_oracle_on_accept_and_reject() {
             (Err(_), Err(_)) => true,
             _ => false,
         };
-        if !agree && !known_difference(&mutant, &ours, &theirs) {
+        if agree {
+            continue;
+        }
+        if known_difference(&mutant, &ours, &theirs) {
+            known += 1;
+        } else {
             disagreements.push(describe(&mutant, &ours, &theirs));
         }
     }
+    eprintln!(
+        "oracle mutants: {total} mutants, {accepted} accepted by us, {} disagreements, {known} \
+         known differences",
+        disagreements.len()
+    );
     assert!(
         accepted > total / 10,
         "too few mutants parse ({accepted}) to test much"
@@ -234,4 +228,25 @@ fn mutants_agree_with_the_oracle_on_accept_and_reject() {
         disagreements.len(),
         disagreements.join("\n")
     );
+}
+
+#[test]
+fn the_documented_differences_hold() {
+    // Parentheses cost the oracle depth (limit 96) but not us.
+    let parens = format!("{}1{}", "(".repeat(100), ")".repeat(100));
+    assert!(ours_normalised(&parens, &options()).is_ok());
+    let theirs = oracle_normalised(&parens).unwrap_err();
+    assert!(theirs[0].contains("Recursion limit"), "{theirs:?}");
+    // A long operator chain is a deep tree for us (limit 250) but a loop for the oracle.
+    let chain = format!("1{}", " + 1".repeat(300));
+    assert_eq!(
+        ours_normalised(&chain, &options()),
+        Err(vec!["nesting-too-deep"])
+    );
+    assert!(oracle_normalised(&chain).is_ok());
+    // NUL inside a raw triple-quoted literal: the grammar allows it, the oracle refuses it.
+    let raw = "r'''a\0b'''";
+    assert!(ours_normalised(raw, &options()).is_ok());
+    assert!(oracle_normalised(raw).is_err());
+    assert!(oracle_normalised("'''a\0b'''").is_ok());
 }
