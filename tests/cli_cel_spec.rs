@@ -9,7 +9,10 @@ fn cel_spec(args: &[&str]) -> (Option<i32>, String) {
         .args(args)
         .output()
         .expect("the binary runs");
-    (out.status.code(), String::from_utf8_lossy(&out.stdout).into_owned())
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+    )
 }
 
 fn corpus(name: &str) -> String {
@@ -24,7 +27,10 @@ fn corpus(name: &str) -> String {
 fn a_clean_file_prints_only_the_summary_and_exits_0() {
     let (code, stdout) = cel_spec(&[&corpus("logic.jsonl")]);
     assert_eq!(stdout.lines().count(), 1, "{stdout}");
-    assert!(stdout.trim_end().ends_with("0 failed, 0 skipped"), "{stdout}");
+    assert!(
+        stdout.trim_end().ends_with("0 failed, 0 skipped"),
+        "{stdout}"
+    );
     assert_eq!(code, Some(0));
 }
 
@@ -36,7 +42,8 @@ fn failures_are_listed_before_the_summary_and_exit_1() {
     let record = serde_json::json!({"id": "t/wrong/one", "expr": "1 + 1", "type_env": {},
         "bindings": {}, "disable_check": false, "check_only": false,
         "expected": {"value": {"int": "3"}}, "skip_reason": null});
-    let skipped = serde_json::json!({"id": "t/skip/one", "expr": "x", "skip_reason": "protobuf messages"});
+    let skipped =
+        serde_json::json!({"id": "t/skip/one", "expr": "x", "skip_reason": "protobuf messages"});
     std::fs::write(&file, format!("{record}\n{skipped}\n")).unwrap();
     let (code, stdout) = cel_spec(&[file.to_str().unwrap()]);
     let lines: Vec<&str> = stdout.lines().collect();
