@@ -370,6 +370,7 @@ fn check_case(seed: u64) -> Result<(), TestCaseError> {
             cost: Some(estimate.cost.max),
             deadline: Duration::from_secs(3600),
             clock: Arc::new(ManualClock::new()),
+            model: options.model,
         };
         let charged = match program.eval_event(&event, &limits) {
             Ok(evaluation) => evaluation.cost,
@@ -432,6 +433,7 @@ fn nested_exists_on_the_densest_attributes_stays_within_its_estimate() {
         cost: Some(estimate.cost.max),
         deadline: Duration::from_secs(3600),
         clock: Arc::new(ManualClock::new()),
+        model: options.model,
     };
     let evaluation = program
         .eval_event(&event, &limits)

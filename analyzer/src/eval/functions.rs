@@ -145,7 +145,7 @@ impl Interp<'_> {
                         self.charge(
                             table::convert_sized(n)
                                 .max(table::CALL)
-                                .saturating_add(table::alloc_bytes(n)),
+                                .saturating_add(self.alloc(table::alloc_bytes(n))),
                         )?;
                         Ok(Value::Bytes(Arc::from(s.as_bytes())))
                     }
@@ -198,7 +198,7 @@ impl Interp<'_> {
                 self.charge(
                     table::convert_sized(n)
                         .max(table::CALL)
-                        .saturating_add(table::alloc_bytes(n)),
+                        .saturating_add(self.alloc(table::alloc_bytes(n))),
                 )?;
                 return std::str::from_utf8(b)
                     .map(|s| Value::String(Arc::from(s)))
@@ -215,7 +215,7 @@ impl Interp<'_> {
         };
         // These results are at most a few dozen bytes, so charging right after formatting cannot
         // overshoot the limit by more than that.
-        self.charge(table::CALL.saturating_add(table::alloc_bytes(text.len() as u64)))?;
+        self.charge(table::CALL.saturating_add(self.alloc(table::alloc_bytes(text.len() as u64))))?;
         Ok(Value::String(text))
     }
 

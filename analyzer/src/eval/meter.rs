@@ -11,6 +11,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+use crate::cost::CostModel;
+
 /// The default wall-clock budget of one evaluation (SPEC T2, E12).
 pub const DEFAULT_DEADLINE: Duration = Duration::from_millis(250);
 
@@ -113,6 +115,8 @@ pub struct Limits {
     pub deadline: Duration,
     /// Where time comes from.
     pub clock: Arc<dyn Clock>,
+    /// Which parts of the cost model are charged; the estimator must use the same.
+    pub model: CostModel,
 }
 
 impl std::fmt::Debug for Limits {
@@ -120,6 +124,7 @@ impl std::fmt::Debug for Limits {
         f.debug_struct("Limits")
             .field("cost", &self.cost)
             .field("deadline", &self.deadline)
+            .field("model", &self.model)
             .finish_non_exhaustive()
     }
 }
@@ -131,6 +136,7 @@ impl Default for Limits {
             cost: Some(crate::cost::table::DEFAULT_COST_LIMIT),
             deadline: DEFAULT_DEADLINE,
             clock: Arc::new(SystemClock::new()),
+            model: CostModel::FULL,
         }
     }
 }
@@ -150,6 +156,13 @@ impl Limits {
         self
     }
 
+    /// Sets the cost model.
+    #[must_use]
+    pub fn with_model(mut self, model: CostModel) -> Self {
+        self.model = model;
+        self
+    }
+
     /// Sets the clock.
     #[must_use]
     pub fn with_clock(mut self, clock: Arc<dyn Clock>) -> Self {
@@ -165,6 +178,7 @@ pub struct Meter<'a> {
     deadline: Duration,
     next_check: u64,
     clock: &'a dyn Clock,
+    model: CostModel,
 }
 
 impl<'a> Meter<'a> {
@@ -177,7 +191,13 @@ impl<'a> Meter<'a> {
             deadline: clock.now().saturating_add(limits.deadline),
             next_check: DEADLINE_CHECK_UNITS,
             clock,
+            model: limits.model,
         }
+    }
+
+    /// The cost model this meter charges by.
+    pub fn model(&self) -> CostModel {
+        self.model
     }
 
     /// Cost charged so far.

@@ -368,3 +368,17 @@ fn matches_and_contains_on_event_text() {
         );
     }
 }
+
+#[test]
+fn cpu_only_model_leaves_allocation_out() {
+    let mut b = B::default();
+    let x = b.str("abcdefghij");
+    let y = b.str("klmnopqrstu");
+    b.bin(BinaryOp::Add, x, y);
+    let program = b.program();
+    let limits = Limits::default()
+        .with_model(crate::cost::CostModel::CPU_ONLY)
+        .with_clock(Arc::new(ManualClock::new()));
+    let result = program.eval(&Activation::new(), &limits).unwrap();
+    assert_eq!(result.cost, table::concat(10, 11));
+}
