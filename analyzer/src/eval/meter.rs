@@ -20,6 +20,12 @@ pub const DEFAULT_DEADLINE: Duration = Duration::from_millis(250);
 /// of work, so this is well under a millisecond between checks.
 pub const DEADLINE_CHECK_UNITS: u64 = 4096;
 
+/// Charged units after which the meter first reads the clock and starts the deadline. Reading a
+/// clock costs about as much as a whole cheap filter, so filters that stay below this never read
+/// it; any charge that crosses it (a large scan included) starts the clock before its work runs,
+/// so the work done off the clock is at most this many units of cheap operations.
+pub const CLOCK_START_UNITS: u64 = 256;
+
 /// A monotonic clock.
 pub trait Clock: Send + Sync {
     /// Time elapsed since some fixed origin; never decreases.
@@ -175,21 +181,25 @@ impl Limits {
 pub struct Meter<'a> {
     cost: u64,
     limit: Option<u64>,
+    /// The budget until the clock starts, then the clock time at which it ends.
     deadline: Duration,
+    started: bool,
     next_check: u64,
     clock: &'a dyn Clock,
     model: CostModel,
 }
 
 impl<'a> Meter<'a> {
-    /// A meter whose deadline is `limits.deadline` from now.
+    /// A meter whose deadline is `limits.deadline` after the clock starts (see
+    /// [`CLOCK_START_UNITS`]).
     pub fn new(limits: &'a Limits) -> Self {
         let clock: &dyn Clock = limits.clock.as_ref();
         Self {
             cost: 0,
             limit: limits.cost,
-            deadline: clock.now().saturating_add(limits.deadline),
-            next_check: DEADLINE_CHECK_UNITS,
+            deadline: limits.deadline,
+            started: false,
+            next_check: CLOCK_START_UNITS,
             clock,
             model: limits.model,
         }
@@ -223,10 +233,16 @@ impl<'a> Meter<'a> {
         Ok(())
     }
 
-    /// Reads the clock and stops if the deadline has passed. Long scans and loops call this
-    /// between chunks of work.
-    pub fn check_deadline(&self) -> Result<(), Stop> {
-        if self.clock.now() >= self.deadline {
+    /// Reads the clock and stops if the deadline has passed (the first read starts the clock).
+    /// Long scans and loops call this between chunks of work.
+    pub fn check_deadline(&mut self) -> Result<(), Stop> {
+        let now = self.clock.now();
+        if !self.started {
+            self.started = true;
+            self.deadline = now.saturating_add(self.deadline);
+            return Ok(());
+        }
+        if now >= self.deadline {
             return Err(Stop::Deadline { cost: self.cost });
         }
         Ok(())
@@ -257,15 +273,32 @@ mod tests {
         let clock = Arc::new(ManualClock::new());
         let limits = limits(None, clock.clone()).with_deadline(Duration::from_millis(5));
         let mut meter = Meter::new(&limits);
+        // The first crossing of the start threshold starts the clock.
+        meter.charge(CLOCK_START_UNITS).unwrap();
         clock.advance(Duration::from_millis(10));
         // Below the check interval the clock is not read, so the charge succeeds.
         meter.charge(DEADLINE_CHECK_UNITS - 1).unwrap();
         assert_eq!(
             meter.charge(1),
             Err(Stop::Deadline {
-                cost: DEADLINE_CHECK_UNITS
+                cost: CLOCK_START_UNITS + DEADLINE_CHECK_UNITS
             })
         );
+    }
+
+    #[test]
+    fn cheap_evaluations_never_read_the_clock() {
+        // A clock that moves an hour per read: any read past the start would stop the meter.
+        let clock = Arc::new(ManualClock::stepping(Duration::from_secs(3600)));
+        let limits = limits(None, clock);
+        let mut meter = Meter::new(&limits);
+        meter.charge(CLOCK_START_UNITS - 1).unwrap();
+        assert_eq!(
+            meter.charge(1),
+            Ok(()),
+            "the first read only starts the clock"
+        );
+        assert!(meter.charge(DEADLINE_CHECK_UNITS).is_err());
     }
 
     #[test]
