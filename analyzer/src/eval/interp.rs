@@ -180,6 +180,11 @@ impl<'p> Interp<'p> {
     /// type name such as `google.protobuf.Timestamp`), unless an iteration variable shadows it.
     fn qualified(&self, id: NodeId) -> Option<Value> {
         let (name, root) = self.program.qualified[id as usize].as_ref()?;
+        // The common case, `event.text` with no dotted variable bound and no type name spelled,
+        // needs none of the lookups below.
+        if !self.activation.has_dotted() && !name.starts_with("google.protobuf.") {
+            return None;
+        }
         let ExprKind::Ident {
             name: root_name,
             rooted,
