@@ -406,7 +406,7 @@ pub fn soundness_case(seed: u64) -> Result<(), String> {
 
 /// What the `cel` crate's interpreter (cel-rust) and ozcheck's evaluator disagree on, by design
 /// or by a known defect of that crate; each entry is checked against the filter source.
-/// `docs/decisions/0003-cel-rust-differences.md` explains them.
+/// `docs/decisions/0004-cel-rust-differences.md` explains them.
 #[cfg(feature = "oracle")]
 pub const KNOWN_INTERPRETER_DIFFERENCES: &[(&str, &str)] = &[];
 

@@ -18,6 +18,11 @@ fn evaluator_agrees_with_cel_rust() {
         failures.is_empty(),
         "{} disagreements, first ones:\n{}",
         failures.len(),
-        failures.iter().take(5).cloned().collect::<Vec<_>>().join("\n\n")
+        failures
+            .iter()
+            .take(5)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join("\n\n")
     );
 }

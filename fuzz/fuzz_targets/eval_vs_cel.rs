@@ -1,6 +1,6 @@
 //! Differential fuzzing of the evaluator against the `cel` crate's interpreter: every 8 bytes of
 //! input seed a random filter and event; where both give a bool they must agree. The differences
-//! by design are listed in `docs/decisions/0003-cel-rust-differences.md`.
+//! by design are listed in `docs/decisions/0004-cel-rust-differences.md`.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
