@@ -383,6 +383,7 @@ pub fn soundness_case(seed: u64) -> Result<(), String> {
             cost: Some(estimate.cost.max),
             deadline: Duration::from_secs(3600),
             clock: Arc::new(ManualClock::new()),
+            model: options.model,
         };
         let charged = match program.eval_event(&event, &limits) {
             Ok(evaluation) => evaluation.cost,
