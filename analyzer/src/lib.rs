@@ -14,6 +14,9 @@ pub mod cost;
 mod diagnostic;
 pub mod eval;
 pub mod syntax;
+#[cfg(feature = "testgen")]
+#[doc(hidden)]
+pub mod testgen;
 #[cfg(feature = "oracle")]
 #[doc(hidden)]
 pub mod testing;
