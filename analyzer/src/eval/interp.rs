@@ -6,7 +6,7 @@ use std::cmp::Ordering;
 use std::sync::Arc;
 
 use super::meter::{Meter, Stop};
-use super::value::{MapValue, TypeValue, Value};
+use super::value::{MapValue, TypeValue, Value, brief};
 use super::{Activation, Program};
 use crate::cost::table;
 use crate::syntax::{BinaryOp, Comprehension, ExprKind, MacroKind, NodeId, UnaryOp};
@@ -495,7 +495,7 @@ fn index_value(base: &Value, key: &Value) -> Eval {
             }
             map.get(key)
                 .cloned()
-                .ok_or_else(|| error(format!("no such key: {key}")))
+                .ok_or_else(|| error(format!("no such key: {}", brief(&key.to_string()))))
         }
         _ => Err(no_overload("_[_]", &[base, key])),
     }

@@ -199,7 +199,7 @@ impl MapValue {
                 return Err(MapError::InvalidKey(k.type_value().name().to_owned()));
             };
             if map.get(&k).is_some() {
-                return Err(MapError::RepeatedKey(format!("{k}")));
+                return Err(MapError::RepeatedKey(brief(&k.to_string())));
             }
             map.push(key, v);
         }
@@ -323,6 +323,20 @@ impl MapValue {
     pub fn entries(&self) -> &[(Key, Value)] {
         &self.entries
     }
+}
+
+/// `text` cut to at most 64 bytes (at a character boundary) with an ellipsis, so that an error
+/// about a 16 KiB string does not carry the whole string.
+pub(crate) fn brief(text: &str) -> String {
+    const MAX: usize = 64;
+    if text.len() <= MAX {
+        return text.to_owned();
+    }
+    let mut end = MAX;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &text[..end])
 }
 
 impl Value {
