@@ -239,6 +239,16 @@ mod tests {
     }
 
     #[test]
+    fn deeply_nested_attributes_are_refused_not_overflowed() {
+        let deep = format!(
+            r#"{{"id":"1","source":"s","type":"t","attributes":{{"a":{}1{}}}}}"#,
+            "[".repeat(5000),
+            "]".repeat(5000)
+        );
+        assert!(matches!(event(&deep), Err(EventError::Json(_))));
+    }
+
+    #[test]
     fn attribute_bound_is_compact_json_bytes() {
         let bounds = EventBounds {
             attributes: 9,
