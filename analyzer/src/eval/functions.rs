@@ -163,6 +163,10 @@ impl Interp<'_> {
             _ => {}
         }
         self.charge(table::CALL)?;
+        // Counting code points and parsing numbers read the whole string.
+        if let Value::String(s) = x {
+            self.meter.note_work(table::traversal(s.len() as u64))?;
+        }
         match (function, x) {
             ("size", Value::String(s)) => Ok(Value::Int(s.chars().count() as i64)),
             ("size", Value::Bytes(b)) => Ok(Value::Int(b.len() as i64)),

@@ -143,7 +143,11 @@ mod tests {
         };
         assert_eq!(map.len(), 2);
         assert!(map.get_str("z").unwrap().cel_eq(&Value::Int(3)));
-        let many: String = (0..20).map(|i| format!(r#""k{}": {i},"#, i % 10)).collect();
+        let many = (0..20).fold(String::new(), |mut out, i| {
+            use std::fmt::Write;
+            let _ = write!(out, r#""k{}": {i},"#, i % 10);
+            out
+        });
         let Value::Map(map) = parse(&format!("{{{many}\"end\": 0}}")) else {
             panic!("a map")
         };
