@@ -5,8 +5,9 @@
 use std::cmp::Ordering;
 use std::sync::Arc;
 
+use super::map::MapValue;
 use super::meter::{Meter, Stop};
-use super::value::{MapValue, TypeValue, Value, brief};
+use super::value::{TypeValue, Value, brief};
 use super::{Activation, Program};
 use crate::cost::table;
 use crate::syntax::{BinaryOp, Comprehension, ExprKind, MacroKind, NodeId, UnaryOp};
