@@ -258,15 +258,16 @@ impl Interp<'_> {
     /// `s.contains(t)`, reading the deadline between windows of a long haystack.
     fn scan_contains(&mut self, s: &str, t: &str) -> Result<bool, Fault> {
         if s.len() <= SCAN_CHUNK || t.is_empty() {
-            return Ok(s.contains(t));
+            return Ok(memchr::memmem::find(s.as_bytes(), t.as_bytes()).is_some());
         }
         let bytes = s.as_bytes();
         let needle = t.as_bytes();
+        let finder = memchr::memmem::Finder::new(needle);
         let mut start = 0;
         while start < bytes.len() {
             // Windows overlap by the needle's length so a match across a boundary is found.
             let end = (start + SCAN_CHUNK + needle.len()).min(bytes.len());
-            if bytes[start..end].windows(needle.len()).any(|w| w == needle) {
+            if finder.find(&bytes[start..end]).is_some() {
                 return Ok(true);
             }
             start += SCAN_CHUNK;

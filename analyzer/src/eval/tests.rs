@@ -522,3 +522,29 @@ fn error_messages_quote_long_values_briefly() {
         }
     }
 }
+
+#[test]
+fn contains_finds_needles_across_scan_windows() {
+    let chunk = 64 * 1024;
+    let bounds = EventBounds {
+        text: 4 * chunk as u64,
+        ..EventBounds::DEFAULT
+    };
+    for (offset, needle, expected) in [
+        (chunk - 3, "needle", true),
+        (2 * chunk + 10, "needle", true),
+        (chunk - 3, "needlf", false),
+    ] {
+        let mut text = "a".repeat(offset);
+        text.push_str("needle");
+        text.push_str(&"a".repeat(chunk + 100));
+        let json = serde_json::json!({"id": "1", "source": "s", "type": "t", "text": text});
+        let ev = Event::from_json(&json.to_string(), &bounds).expect("within bounds");
+        let source = format!("event.text.contains('{needle}')");
+        let result = run(&parsed(&source), &Activation::event(&ev), None).unwrap();
+        assert!(
+            result.value.cel_eq(&Value::Bool(expected)),
+            "{offset} {needle}"
+        );
+    }
+}
