@@ -13,6 +13,7 @@ pub mod cost;
 mod diagnostic;
 pub mod syntax;
 pub mod types;
+pub mod wait_args;
 
 pub use api::{CostRange, Options, Report, Verdict, check_expression, check_filter, compile};
 pub use bounds::EventBounds;
