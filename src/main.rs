@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-mod cmd;
+use ozcheck::cmd;
 
 /// Verifies the policies and filters of agent-platform plugins.
 #[derive(Parser)]

@@ -34,7 +34,8 @@ pub enum Type {
     Type(Option<Arc<Type>>),
     /// An object with declared fields (the `event`, `steps.<id>` and similar host objects).
     Object(Arc<ObjectType>),
-    /// A type variable of an overload signature, numbered.
+    /// The not-yet-known element type of an empty list or map literal (`[]`, `{}`); it joins
+    /// with any other type and is shown as `dyn`.
     Param(u8),
     /// The type of an expression that failed to check (suppresses follow-on errors).
     Error,
@@ -100,7 +101,7 @@ impl fmt::Display for Type {
             Type::Type(None) => f.write_str("type"),
             Type::Type(Some(t)) => write!(f, "type({t})"),
             Type::Object(o) => f.write_str(&o.name),
-            Type::Param(n) => write!(f, "T{n}"),
+            Type::Param(_) => f.write_str("dyn"),
             Type::Error => f.write_str("<error>"),
         }
     }
