@@ -19,11 +19,20 @@ struct Cli {
 enum Command {
     /// Checks a CEL filter: syntax, types, size and worst-case cost.
     Filter(cmd::filter::FilterArgs),
+    /// Lints agent, flow and routine YAML files of a plugin.
+    Lint(cmd::lint::LintArgs),
+    /// Lists the lint rules, or documents one.
+    Rules(cmd::rules::RulesArgs),
+    /// Prints the JSON Schema of a plugin file kind, for editors.
+    Schema(cmd::schema::SchemaArgs),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Command::Filter(args) => cmd::filter::run(&args),
+        Command::Lint(args) => cmd::lint::run(&args),
+        Command::Rules(args) => cmd::rules::run(&args),
+        Command::Schema(args) => cmd::schema::run(&args),
     }
 }

@@ -98,16 +98,12 @@ pub fn templates(text: &str) -> Vec<Template> {
     let mut at = 0;
     while let Some(open) = text[at..].find("${{") {
         let start = at + open + 3;
-        match text[start..].find("}}") {
-            Some(close) => {
-                out.push(Template::Expr(start..start + close));
-                at = start + close + 2;
-            }
-            None => {
-                out.push(Template::Unclosed(at + open..start));
-                break;
-            }
-        }
+        let Some(close) = text[start..].find("}}") else {
+            out.push(Template::Unclosed(at + open..start));
+            break;
+        };
+        out.push(Template::Expr(start..start + close));
+        at = start + close + 2;
     }
     out
 }
@@ -199,7 +195,13 @@ mod tests {
         let t = "CI failed on ${{ trigger.event.subject }}. ${{ x";
         let found = templates(t);
         assert_eq!(found.len(), 2);
-        assert_eq!(&t[match &found[0] { Template::Expr(r) => r.clone(), Template::Unclosed(_) => 0..0 }], " trigger.event.subject ");
+        assert_eq!(
+            &t[match &found[0] {
+                Template::Expr(r) => r.clone(),
+                Template::Unclosed(_) => 0..0,
+            }],
+            " trigger.event.subject "
+        );
         assert!(matches!(found[1], Template::Unclosed(_)));
     }
 

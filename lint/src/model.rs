@@ -306,7 +306,13 @@ impl PluginIndex {
     /// Records an agent file.
     pub fn add_agent(&mut self, agent: &Agent<'_>, stem: &str) {
         let name = agent.name.and_then(Node::text).unwrap_or(stem).to_owned();
-        let texts = |nodes: &[&Node]| nodes.iter().filter_map(|n| n.text()).map(str::to_owned).collect();
+        let texts = |nodes: &[&Node]| {
+            nodes
+                .iter()
+                .filter_map(|n| n.text())
+                .map(str::to_owned)
+                .collect()
+        };
         self.agents.insert(
             name,
             AgentInfo {

@@ -61,9 +61,7 @@ fn value_map(
         while u < units.len() {
             let unit = &units[u];
             u += 1;
-            let matches = unit.ch == ch
-                || (unit.is_break && (ch == ' ' || ch == '\n'))
-                || (ch == '\n' && unit.is_break);
+            let matches = unit.ch == ch || (unit.is_break && (ch == ' ' || ch == '\n'));
             if matches {
                 out.push((k, unit.bytes.clone()));
                 break;
@@ -114,21 +112,23 @@ fn units(file_text: &str, span: Range<usize>, style: Style) -> Vec<Unit> {
             }
             '"' if style == Style::DoubleQuoted => {}
             '\\' if style == Style::DoubleQuoted => {
-                let Some((j, e)) = chars.next() else { break };
-                let mut end = base + j + e.len_utf8();
-                let decoded = match e {
+                let Some((escape_at, escape)) = chars.next() else {
+                    break;
+                };
+                let mut end = base + escape_at + escape.len_utf8();
+                let decoded = match escape {
                     'x' | 'u' | 'U' => {
-                        let n = match e {
+                        let digits = match escape {
                             'x' => 2,
                             'u' => 4,
                             _ => 8,
                         };
                         let mut hex = String::new();
-                        for _ in 0..n {
+                        for _ in 0..digits {
                             match chars.peek() {
-                                Some(&(k, h)) if h.is_ascii_hexdigit() => {
-                                    hex.push(h);
-                                    end = base + k + 1;
+                                Some(&(digit_at, digit)) if digit.is_ascii_hexdigit() => {
+                                    hex.push(digit);
+                                    end = base + digit_at + 1;
                                     chars.next();
                                 }
                                 _ => break,
@@ -138,7 +138,7 @@ fn units(file_text: &str, span: Range<usize>, style: Style) -> Vec<Unit> {
                     }
                     '\n' | '\r' => {
                         // An escaped line break joins the lines: no value character.
-                        if e == '\r' && chars.peek().is_some_and(|&(_, n)| n == '\n') {
+                        if escape == '\r' && chars.peek().is_some_and(|&(_, n)| n == '\n') {
                             chars.next();
                         }
                         None

@@ -73,31 +73,84 @@ pub const AGENT: &[Field] = &[
     req("name", Shape::Str, "The agent's name (its file stem)."),
     req("runtime", Shape::Enum(RUNTIMES), "Where the agent runs."),
     f("model", Shape::Map(MODEL), "The model the agent uses."),
-    f("instructions", Shape::Str, "A prompt file, relative to the plugin folder."),
-    f("tools", Shape::StrList, "Tools the agent may call, such as oz.wait_for_event."),
-    f("delegates", Shape::StrList, "Agents of this plugin it may hand work to."),
+    f(
+        "instructions",
+        Shape::Str,
+        "A prompt file, relative to the plugin folder.",
+    ),
+    f(
+        "tools",
+        Shape::StrList,
+        "Tools the agent may call, such as oz.wait_for_event.",
+    ),
+    f(
+        "delegates",
+        Shape::StrList,
+        "Agents of this plugin it may hand work to.",
+    ),
     f("limits", Shape::Map(AGENT_LIMITS), "The agent's limits."),
     f("remote", Shape::Map(REMOTE), "For runtime: remote only."),
 ];
 
 const FLOW_EVENT: &[Field] = &[
-    req("source", Shape::Str, "The event source, such as github-events."),
-    f("types", Shape::StrList, "Event types; any type when left out."),
+    req(
+        "source",
+        Shape::Str,
+        "The event source, such as github-events.",
+    ),
+    f(
+        "types",
+        Shape::StrList,
+        "Event types; any type when left out.",
+    ),
     f("filter", Shape::Str, "CEL over event that must be true."),
 ];
-const FLOW_TRIGGER: &[Field] = &[f("event", Shape::Map(FLOW_EVENT), "Start the flow on an event.")];
+const FLOW_TRIGGER: &[Field] = &[f(
+    "event",
+    Shape::Map(FLOW_EVENT),
+    "Start the flow on an event.",
+)];
 const WAIT: &[Field] = &[
-    req("source", Shape::Str, "The event source, such as github-events."),
-    f("types", Shape::StrList, "Event types; any type when left out."),
-    f("subject", Shape::Str, "What the event is about; may hold ${{ }}."),
-    f("filter", Shape::Str, "CEL over event alone that must be true."),
-    f("timeout", Shape::Str, "A whole number and one unit, at most 7d; default 1h."),
-    f("since", Shape::Enum(&["job", "now"]), "job (the default) or now."),
+    req(
+        "source",
+        Shape::Str,
+        "The event source, such as github-events.",
+    ),
+    f(
+        "types",
+        Shape::StrList,
+        "Event types; any type when left out.",
+    ),
+    f(
+        "subject",
+        Shape::Str,
+        "What the event is about; may hold ${{ }}.",
+    ),
+    f(
+        "filter",
+        Shape::Str,
+        "CEL over event alone that must be true.",
+    ),
+    f(
+        "timeout",
+        Shape::Str,
+        "A whole number and one unit, at most 7d; default 1h.",
+    ),
+    // `since` is a string here; `invalid-since` checks its word with the runtime's own grammar.
+    f("since", Shape::Str, "job (the default) or now."),
 ];
-const APPROVAL: &[Field] = &[f("details", Shape::Str, "Text shown to the approver; may hold ${{ }}.")];
+const APPROVAL: &[Field] = &[f(
+    "details",
+    Shape::Str,
+    "Text shown to the approver; may hold ${{ }}.",
+)];
 const STEP: &[Field] = &[
     req("id", Shape::Str, "The step's id, unique in the flow."),
-    f("when", Shape::Str, "CEL over trigger and earlier steps; the step runs when true."),
+    f(
+        "when",
+        Shape::Str,
+        "CEL over trigger and earlier steps; the step runs when true.",
+    ),
     f("wait_for_event", Shape::Map(WAIT), "Wait for an event."),
     f("approval", Shape::Map(APPROVAL), "Ask a person."),
 ];
@@ -110,25 +163,57 @@ pub const FLOW: &[Field] = &[
 ];
 
 const ROUTINE_EVENT: &[Field] = &[
-    req("source", Shape::Str, "The event source, such as github-events."),
-    f("types", Shape::StrList, "Event types; any type when left out."),
+    req(
+        "source",
+        Shape::Str,
+        "The event source, such as github-events.",
+    ),
+    f(
+        "types",
+        Shape::StrList,
+        "Event types; any type when left out.",
+    ),
     f("filter", Shape::Str, "CEL over event that must be true."),
-    f("sender", Shape::Str, "CEL over event giving the sender's name."),
-    f("allow_senders", Shape::StrList, "Senders that may fire the routine; needs sender."),
+    f(
+        "sender",
+        Shape::Str,
+        "CEL over event giving the sender's name.",
+    ),
+    f(
+        "allow_senders",
+        Shape::StrList,
+        "Senders that may fire the routine; needs sender.",
+    ),
 ];
 const TRIGGER: &[Field] = &[
-    req("name", Shape::Str, "The trigger's name, unique in the routine, without dots."),
+    req(
+        "name",
+        Shape::Str,
+        "The trigger's name, unique in the routine, without dots.",
+    ),
     f("event", Shape::Map(ROUTINE_EVENT), "Fire on an event."),
 ];
 const HTTP: &[Field] = &[
     f("url", Shape::Str, "Where the output is sent."),
-    f("secret", Shape::Str, "The name of the secret that signs it."),
+    f(
+        "secret",
+        Shape::Str,
+        "The name of the secret that signs it.",
+    ),
 ];
 const OUTPUT: &[Field] = &[
-    req("name", Shape::Str, "The output's name, unique in the routine."),
+    req(
+        "name",
+        Shape::Str,
+        "The output's name, unique in the routine.",
+    ),
     f("description", Shape::Str, "What the output does."),
     f("http", Shape::Map(HTTP), "Send the output over HTTP."),
-    f("apply", Shape::Enum(&["now"]), "now: applied when the agent calls it."),
+    f(
+        "apply",
+        Shape::Enum(&["now"]),
+        "now: applied when the agent calls it.",
+    ),
 ];
 const ROUTINE_LIMITS: &[Field] = &[f(
     "max_fires_per_hour",
@@ -139,13 +224,21 @@ const ROUTINE_LIMITS: &[Field] = &[f(
 /// The keys of a routine file.
 pub const ROUTINE: &[Field] = &[
     req("name", Shape::Str, "The routine's name."),
-    req("agent", Shape::Str, "The agent of this plugin that a fire runs."),
+    req(
+        "agent",
+        Shape::Str,
+        "The agent of this plugin that a fire runs.",
+    ),
     f("input", Shape::Str, "The prompt a fire starts with."),
     f("owner_team", Shape::Str, "The team that owns the routine."),
     f("tools", Shape::StrList, "The tools a fire may call."),
     f("triggers", Shape::List(TRIGGER), "What fires the routine."),
     f("outputs", Shape::List(OUTPUT), "Safe outputs."),
-    f("limits", Shape::Map(ROUTINE_LIMITS), "The routine's limits."),
+    f(
+        "limits",
+        Shape::Map(ROUTINE_LIMITS),
+        "The routine's limits.",
+    ),
 ];
 
 /// The top-level keys of a file kind.
@@ -216,7 +309,11 @@ fn check_map(node: &Node, fields: &'static [Field], path: &str, out: &mut Vec<Pr
     let Some(entries) = node.entries() else {
         out.push(Problem::WrongType {
             span: node.span.clone(),
-            path: if path.is_empty() { "the file".to_owned() } else { path.to_owned() },
+            path: if path.is_empty() {
+                "the file".to_owned()
+            } else {
+                path.to_owned()
+            },
             expected: "a mapping".to_owned(),
             found: node.kind_name().to_owned(),
             help: None,
@@ -263,7 +360,10 @@ fn check_value(node: &Node, shape: &Shape, path: &str, out: &mut Vec<Problem>) {
         }
         Shape::PositiveInt => {
             let ok = node.scalar_kind() == Some(ScalarKind::Int)
-                && node.text().and_then(|t| t.parse::<u64>().ok()).is_some_and(|n| n > 0);
+                && node
+                    .text()
+                    .and_then(|t| t.parse::<u64>().ok())
+                    .is_some_and(|n| n > 0);
             if !ok {
                 out.push(wrong("a whole number greater than zero", None));
             }
@@ -294,7 +394,10 @@ fn check_value(node: &Node, shape: &Shape, path: &str, out: &mut Vec<Problem>) {
                 }
             }
             Value::Scalar(s) if !node.is_null() => {
-                out.push(wrong("a list of strings", Some(format!("write [{}]", s.text))));
+                out.push(wrong(
+                    "a list of strings",
+                    Some(format!("write [{}]", s.text)),
+                ));
             }
             _ => out.push(wrong("a list of strings", None)),
         },
@@ -348,7 +451,10 @@ pub fn json_schema(kind: FileKind) -> Json {
             "$schema".to_owned(),
             json!("http://json-schema.org/draft-07/schema#"),
         );
-        map.insert("title".to_owned(), json!(format!("ozcheck {} file", kind.name())));
+        map.insert(
+            "title".to_owned(),
+            json!(format!("ozcheck {} file", kind.name())),
+        );
     }
     schema
 }
@@ -362,7 +468,11 @@ fn object_schema(fields: &'static [Field]) -> Json {
         }
         properties.insert(field.name.to_owned(), prop);
     }
-    let required: Vec<&str> = fields.iter().filter(|f| f.required).map(|f| f.name).collect();
+    let required: Vec<&str> = fields
+        .iter()
+        .filter(|f| f.required)
+        .map(|f| f.name)
+        .collect();
     let mut schema = json!({
         "type": "object",
         "properties": properties,
@@ -381,7 +491,9 @@ fn shape_schema(shape: &Shape) -> Json {
         Shape::Str => json!({"type": ["string", "number", "boolean"]}),
         Shape::PositiveInt => json!({"type": "integer", "minimum": 1}),
         Shape::Enum(words) => json!({"type": "string", "enum": words}),
-        Shape::StrList => json!({"type": "array", "items": {"type": ["string", "number", "boolean"]}}),
+        Shape::StrList => {
+            json!({"type": "array", "items": {"type": ["string", "number", "boolean"]}})
+        }
         Shape::Map(fields) => object_schema(fields),
         Shape::List(fields) => json!({"type": "array", "items": object_schema(fields)}),
     }

@@ -64,13 +64,11 @@ impl SourceFile {
         let rest = &self.text[start..];
         let line_text = rest.split('\n').next().unwrap_or("");
         // Columns past the end of the line (a position on the line break) stay on it.
-        match line_text.char_indices().nth(col) {
-            Some((i, _)) => start + i,
-            None => {
-                let extra = col.saturating_sub(line_text.chars().count());
-                (start + line_text.len() + extra).min(self.text.len())
-            }
+        if let Some((i, _)) = line_text.char_indices().nth(col) {
+            return start + i;
         }
+        let extra = col.saturating_sub(line_text.chars().count());
+        (start + line_text.len() + extra).min(self.text.len())
     }
 
     /// The 1-based line and character column of a byte offset.

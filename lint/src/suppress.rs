@@ -24,7 +24,8 @@ fn ignored(line: &str) -> Vec<&str> {
 /// word, as in `a#b`, is text).
 fn comment_start(line: &str) -> Option<usize> {
     let bytes = line.as_bytes();
-    (0..bytes.len()).find(|&i| bytes[i] == b'#' && (i == 0 || bytes[i - 1] == b' ' || bytes[i - 1] == b'\t'))
+    (0..bytes.len())
+        .find(|&i| bytes[i] == b'#' && (i == 0 || bytes[i - 1] == b' ' || bytes[i - 1] == b'\t'))
 }
 
 /// Whether a finding of `rule` starting on `line` (1-based) is suppressed.

@@ -246,9 +246,7 @@ pub fn parse(source: &SourceFile) -> Document {
         match event {
             Ok((event, span)) => {
                 let start = source.byte_at(span.start.line(), span.start.col());
-                let end = source
-                    .byte_at(span.end.line(), span.end.col())
-                    .max(start);
+                let end = source.byte_at(span.end.line(), span.end.col()).max(start);
                 if let Err(problem) = builder.on_event(event, start..end) {
                     problems.push(problem);
                     return Document {
@@ -307,7 +305,7 @@ impl Builder<'_> {
                     ScalarStyle::DoubleQuoted => Style::DoubleQuoted,
                     ScalarStyle::Literal => Style::Literal,
                     ScalarStyle::Folded => Style::Folded,
-                    _ => Style::Plain,
+                    ScalarStyle::Plain => Style::Plain,
                 };
                 let span = match style {
                     // Block scalars end where the next token starts; trim the trailing lines.
@@ -397,8 +395,17 @@ impl Builder<'_> {
                     Value::Map(entries) => entries.last().map(|e| e.value.span.end),
                     Value::Scalar(_) => None,
                 };
-                let flow = self.source.text.as_bytes().get(start).is_some_and(|b| matches!(b, b'[' | b'{'));
-                let end = if flow { span.end } else { end.unwrap_or(span.end) };
+                let flow = self
+                    .source
+                    .text
+                    .as_bytes()
+                    .get(start)
+                    .is_some_and(|b| matches!(b, b'[' | b'{'));
+                let end = if flow {
+                    span.end
+                } else {
+                    end.unwrap_or(span.end)
+                };
                 let node = Node {
                     value,
                     span: start..end.max(start),
@@ -424,7 +431,10 @@ impl Builder<'_> {
             Some(Frame::Seq { items, .. }) => items.push(node),
             Some(Frame::Map { entries, key, .. }) => match key.take() {
                 None => *key = Some(node),
-                Some(k) => entries.push(Entry { key: k, value: node }),
+                Some(k) => entries.push(Entry {
+                    key: k,
+                    value: node,
+                }),
             },
             None => self.roots.push(node),
         }

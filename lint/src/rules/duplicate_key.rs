@@ -28,7 +28,9 @@ fn walk(cx: &Context<'_>, node: &Node, out: &mut Vec<Finding>) {
     match &node.value {
         Value::Map(entries) => {
             for (i, entry) in entries.iter().enumerate() {
-                let Some(key) = entry.key.text() else { continue };
+                let Some(key) = entry.key.text() else {
+                    continue;
+                };
                 if let Some(first) = entries[..i].iter().find(|e| e.key.text() == Some(key)) {
                     let (line, _) = cx.source.line_col(first.key.span.start);
                     out.push(

@@ -19,6 +19,10 @@ nesting deeper than 64 levels, aliases that expand past 100,000 nodes, and more 
 
 fn check(cx: &Context<'_>, out: &mut Vec<Finding>) {
     for problem in cx.problems {
-        out.push(Finding::new(RULE.id, problem.span.clone(), problem.message.clone()));
+        out.push(Finding::new(
+            RULE.id,
+            problem.span.clone(),
+            problem.message.clone(),
+        ));
     }
 }

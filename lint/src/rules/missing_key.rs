@@ -33,8 +33,12 @@ fn check(cx: &Context<'_>, out: &mut Vec<Finding>) {
             format!("`{path}`")
         };
         out.push(
-            Finding::new(RULE.id, span.start..line_end, format!("{place} has no `{key}`"))
-                .label(format!("`{key}` is required here")),
+            Finding::new(
+                RULE.id,
+                span.start..line_end,
+                format!("{place} has no `{key}`"),
+            )
+            .label(format!("`{key}` is required here")),
         );
     }
 }

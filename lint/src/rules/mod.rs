@@ -175,6 +175,42 @@ pub fn timeout_findings(cx: &Context<'_>, rule: &'static str, out: &mut Vec<Find
     }
 }
 
+/// The spans `unknown-step-reference` reports in an expression of step `index`.
+pub(crate) fn unknown_step_reference_spans(
+    flow: &crate::model::Flow<'_>,
+    index: usize,
+    expr: &str,
+) -> Vec<std::ops::Range<usize>> {
+    unknown_step_reference::spans(flow, index, expr)
+}
+
+pub(crate) use invalid_when::overlaps as invalid_when_overlaps;
+
+/// Reports every node whose text an earlier node of `nodes` already has.
+pub fn duplicates(
+    cx: &Context<'_>,
+    rule: &'static str,
+    what: &str,
+    nodes: &[&Node],
+    out: &mut Vec<Finding>,
+) {
+    for (i, node) in nodes.iter().enumerate() {
+        let Some(text) = node.text() else { continue };
+        if let Some(first) = nodes[..i].iter().find(|n| n.text() == Some(text)) {
+            let (line, _) = cx.source.line_col(first.span.start);
+            out.push(
+                Finding::new(
+                    rule,
+                    node.span.clone(),
+                    format!("{what} `{text}` is already used on line {line}"),
+                )
+                .label(format!("repeated {what}"))
+                .help(format!("give each a different {what}")),
+            );
+        }
+    }
+}
+
 /// Runs every rule on one file.
 pub fn run(cx: &Context<'_>) -> Vec<Finding> {
     let mut out = Vec::new();

@@ -23,7 +23,11 @@ fn check(cx: &Context<'_>, out: &mut Vec<Finding>) {
         return;
     }
     out.push(
-        Finding::new(RULE.id, 0..0, "not an agent, flow or routine file; nothing was checked")
-            .help("put the file under agents/, flows/ or routines/"),
+        Finding::new(
+            RULE.id,
+            0..0,
+            "not an agent, flow or routine file; nothing was checked",
+        )
+        .help("put the file under agents/, flows/ or routines/"),
     );
 }

@@ -41,9 +41,13 @@ fn check(cx: &Context<'_>, out: &mut Vec<Finding>) {
             None => format!("expected one of: {}", expected.join(", ")),
         };
         out.push(
-            Finding::new(RULE.id, span.clone(), format!("unknown key `{key}` in {place}"))
-                .label("unknown key")
-                .help(help),
+            Finding::new(
+                RULE.id,
+                span.clone(),
+                format!("unknown key `{key}` in {place}"),
+            )
+            .label("unknown key")
+            .help(help),
         );
     }
 }
