@@ -118,10 +118,13 @@ mod tests {
     #[test]
     fn columns_count_characters() {
         let src = SourceFile::new("a.yaml", "name: é\nx: ab\n");
-        assert_eq!(src.byte_at(2, 3), 13);
-        assert_eq!(src.line_col(13), (2, 4));
-        assert_eq!(src.line_col(7), (1, 7));
-        assert_eq!(src.line_col(9), (1, 8));
+        // `é` is two bytes: the line break after it is byte 8, line 2 starts at byte 9.
+        assert_eq!(src.byte_at(1, 6), 6);
+        assert_eq!(src.byte_at(1, 7), 8);
+        assert_eq!(src.byte_at(2, 3), 12);
+        assert_eq!(src.line_col(12), (2, 4));
+        assert_eq!(src.line_col(6), (1, 7));
+        assert_eq!(src.line_col(8), (1, 8));
     }
 
     #[test]
