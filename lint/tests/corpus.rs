@@ -2,15 +2,13 @@
 //! at the lines its header declares (`# expect: rule@line, …`); the rendered `full` output of
 //! each `err` file is an insta snapshot.
 //!
-//! Lines declared with `# expect-analyzer:` come from the analyzer's parser, checker and cost
-//! estimator. While the analyzer is still the API placeholder (it parses nothing), those
-//! expectations cannot be met; the test then requires that such lines report nothing and says
-//! so, rather than pretending to check them.
+//! Lines declared with `# expect-analyzer:` are findings that come from the analyzer's parser,
+//! checker and cost estimator (listed apart so that a change there is easy to trace); they are
+//! expected exactly like the others.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use ozcheck_analyzer::{Options, check_filter};
 use ozcheck_lint::render::{Format, render};
 use ozcheck_lint::{Config, FileReport, discover, lint};
 
@@ -24,13 +22,6 @@ fn lint_dir(dir: &Path) -> Vec<FileReport> {
     let (targets, context) = discover::collect(&[dir.to_path_buf()]).expect("corpus readable");
     assert!(!targets.is_empty(), "no files in {}", dir.display());
     lint(&targets, &context, &Config::default())
-}
-
-/// Whether the analyzer reports real diagnostics (a misspelt event field is flagged).
-fn analyzer_ready() -> bool {
-    !check_filter("event.atributes == 1", &Options::default())
-        .diagnostics
-        .is_empty()
 }
 
 #[test]
@@ -66,19 +57,12 @@ fn expectations(text: &str, prefix: &str) -> Vec<(String, usize)> {
 
 #[test]
 fn err_files_give_exactly_their_declared_findings() {
-    let ready = analyzer_ready();
     let reports = lint_dir(&corpus("err"));
     assert!(reports.len() >= 8, "expected the err corpus");
-    let mut skipped = Vec::new();
     for report in &reports {
         let text = &report.source.text;
         let mut expected = expectations(text, "# expect: ");
-        let from_analyzer = expectations(text, "# expect-analyzer: ");
-        if ready {
-            expected.extend(from_analyzer);
-        } else if !from_analyzer.is_empty() {
-            skipped.push(report.source.path.clone());
-        }
+        expected.extend(expectations(text, "# expect-analyzer: "));
         assert!(
             text.contains("# expect: ") || text.contains("# expect-analyzer: "),
             "{} declares nothing",
@@ -95,21 +79,11 @@ fn err_files_give_exactly_their_declared_findings() {
         }
         assert_eq!(got, want, "{}", report.source.path);
     }
-    if !skipped.is_empty() {
-        eprintln!(
-            "note: the analyzer is a placeholder; analyzer expectations of {skipped:?} not checked"
-        );
-    }
 }
 
 #[test]
 fn err_files_render_as_in_their_snapshots() {
     for report in lint_dir(&corpus("err")) {
-        // Files whose findings come from the analyzer change when it lands; they are not
-        // snapshotted until then.
-        if report.source.text.contains("# expect-analyzer:") && !analyzer_ready() {
-            continue;
-        }
         let name = report
             .source
             .path
