@@ -105,3 +105,26 @@ fn sample_plugin_lints_as_the_readme_says() {
         .collect();
     assert_eq!(rules, ["compound-timeout", "unknown-key"]);
 }
+
+#[test]
+fn a_routine_sees_only_its_own_plugins_agents() {
+    use ozcheck_lint::{Input, PluginContext};
+    let files = [
+        Input::from_text("a/agents/helper.yaml", "name: helper\nruntime: acp\n", true),
+        Input::from_text("a/routines/r.yaml", "name: r\nagent: helper\n", true),
+        Input::from_text("b/routines/r.yaml", "name: r\nagent: helper\n", true),
+    ];
+    let context = PluginContext {
+        files: Vec::new(),
+        agents_complete: true,
+    };
+    let found: Vec<_> = lint(&files, &context, &Config::default())
+        .iter()
+        .flat_map(|r| {
+            r.findings
+                .iter()
+                .map(move |f| (r.source.path.clone(), f.rule))
+        })
+        .collect();
+    assert_eq!(found, [("b/routines/r.yaml".to_owned(), "unknown-agent")]);
+}
