@@ -17,6 +17,9 @@ pub mod syntax;
 pub mod testing;
 pub mod types;
 
-pub use api::{CostRange, Options, Report, Verdict, check_expression, check_filter, compile};
+pub use api::{
+    CostRange, Options, Report, Verdict, check_expression, check_filter, compile,
+    explain_expression,
+};
 pub use bounds::EventBounds;
 pub use diagnostic::{Diagnostic, Severity, SourceDiagnostic};

@@ -13,7 +13,7 @@ use crate::syntax::{Ast, Comprehension, ExprKind, Literal, MacroKind, NodeId, Sp
 
 /// Recursion deeper than this gives up on the subtree (an unbounded estimate), so hostile
 /// nesting can never overflow the stack; the parser's own limit is far lower.
-const MAX_DEPTH: u32 = 512;
+const MAX_DEPTH: u32 = 300;
 
 /// The estimate of one expression.
 #[derive(Clone, Debug, PartialEq)]
@@ -686,5 +686,50 @@ fn literal_shape(lit: &Literal) -> Shape {
         Literal::String(s) => Shape::str_const(s.len() as u64),
         Literal::Bytes(b) => Shape::str_const(b.len() as u64),
         _ => Shape::Scalar,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::check::Reference;
+    use crate::syntax::{Node, UnaryOp};
+    use crate::types::Type;
+
+    /// Nesting deeper than the estimator's own limit (the parser refuses it far earlier, so the
+    /// tree is built by hand) gives an unbounded estimate rather than a stack overflow.
+    #[test]
+    fn deep_trees_give_up_instead_of_overflowing() {
+        let mut nodes = vec![Node {
+            kind: ExprKind::Literal(Literal::Bool(true)),
+            span: Span::new(0, 4),
+        }];
+        for i in 0..(MAX_DEPTH + 10) {
+            nodes.push(Node {
+                kind: ExprKind::Unary {
+                    op: UnaryOp::Not,
+                    operand: i,
+                },
+                span: Span::new(0, 4),
+            });
+        }
+        let ast = Ast::from_nodes(nodes).expect("nodes");
+        let n = ast.len();
+        let checked = Checked {
+            ast,
+            types: vec![Type::Dyn; n],
+            refs: vec![Reference::None; n],
+        };
+        let e = estimate(&checked, &Env::filter(), &Options::default());
+        assert_eq!(e.cost.max, u64::MAX);
+    }
+
+    #[test]
+    fn units_round_down_with_a_margin() {
+        assert_eq!(units(302.0), 302);
+        assert_eq!(units(301.999_999_999_99), 302);
+        assert_eq!(units(302.4), 302);
+        assert_eq!(units(f64::NAN), 0);
+        assert_eq!(units(1e30), u64::MAX);
     }
 }
