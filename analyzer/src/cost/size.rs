@@ -528,7 +528,10 @@ impl Shape {
         let mut out = Poly::zero();
         for alt in self.alternatives() {
             let size = match alt {
-                Shape::Scalar | Shape::Object(..) => Poly::constant(1.0),
+                Shape::Scalar => Poly::constant(1.0),
+                // Host objects (whole events) are not compared in practice; comparing them is
+                // not bounded by anything the estimator tracks.
+                Shape::Object(..) => Poly::constant(UNBOUNDED),
                 Shape::Str { max, .. } => max.clone(),
                 Shape::Json(v) => Poly::var(*v, 1.0),
                 Shape::List(l) => l.len.mul(&l.elem.deep_size().add_const(1.0)),
