@@ -359,12 +359,11 @@ impl Checker<'_> {
         self.diagnostics.push(diagnostic);
     }
 
-    /// Resolves a select chain `a.b.c` as one dotted variable name, when the environment declares
-    /// such names and the first segment is not an iteration variable.
+    /// Resolves a select chain `a.b.c` as one dotted name: a variable the environment declares
+    /// under that name, or a qualified type name (`google.protobuf.Timestamp`). Only tried when
+    /// the first segment is not an iteration variable, and (for speed) only when the environment
+    /// has dotted names or the first segment is not a declared variable.
     fn qualified(&mut self, id: NodeId) -> Option<Type> {
-        if !self.has_dotted_vars {
-            return None;
-        }
         let mut segments = Vec::new();
         let mut cursor = id;
         let rooted = loop {
@@ -384,17 +383,32 @@ impl Checker<'_> {
         if !rooted && self.scopes.iter().any(|s| &*s.name == first) {
             return None;
         }
+        if !self.has_dotted_vars && self.env.var(first).is_some() {
+            return None;
+        }
         segments.reverse();
         let name = segments.join(".");
-        let index = self.env.vars().iter().position(|v| *v.name == name)?;
+        let (ty, reference) =
+            if let Some(index) = self.env.vars().iter().position(|v| *v.name == name) {
+                (
+                    self.env.vars()[index].ty.clone(),
+                    Reference::Var(index as u32),
+                )
+            } else {
+                let ty = type_name(&name)?;
+                (
+                    Type::Type(Some(Arc::new(ty.clone()))),
+                    Reference::TypeName(ty),
+                )
+            };
         // The nodes inside the chain are not evaluated on their own; give them `dyn`.
         let mut cursor = id;
         while let ExprKind::Select { operand, .. } = self.ast.kind(cursor) {
             cursor = *operand;
             self.types[cursor as usize] = Type::Dyn;
         }
-        self.refs[id as usize] = Reference::Var(index as u32);
-        Some(self.env.vars()[index].ty.clone())
+        self.refs[id as usize] = reference;
+        Some(ty)
     }
 
     fn select(&mut self, operand: &Type, field: &str, field_span: Span, presence: bool) -> Type {
@@ -546,7 +560,10 @@ impl Checker<'_> {
             .join(", ");
         let (message, help) = match symbol {
             "==" | "!=" => (
-                format!("`{symbol}` compares values of one type, not {shown}"),
+                format!(
+                    "`{symbol}` compares values of one type, not {} and {}",
+                    args[0], args[1]
+                ),
                 "values of different types are never equal; convert one side (`string(…)`, `int(…)`, `double(…)`) or wrap it in `dyn(…)`".to_owned(),
             ),
             "[]" => (
