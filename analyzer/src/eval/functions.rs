@@ -84,11 +84,19 @@ impl Interp<'_> {
             Some(t) => Some(self.eval(t)?),
             None => None,
         };
-        let mut values = Vec::with_capacity(args.len());
-        for &arg in args {
-            values.push(self.eval(arg)?);
+        // Every standard function takes at most two arguments besides its receiver; a fixed
+        // buffer keeps calls free of heap allocation.
+        let mut buffer = [Value::Null, Value::Null];
+        if args.len() > buffer.len() {
+            return Err(error(format!(
+                "no matching overload for '{function}' with {} arguments",
+                args.len()
+            )));
         }
-        match (receiver, values.as_slice()) {
+        for (slot, &arg) in buffer.iter_mut().zip(args) {
+            *slot = self.eval(arg)?;
+        }
+        match (receiver, &buffer[..args.len()]) {
             (Some(recv), rest) => self.member(id, function, &recv, rest),
             (None, [x]) => self.global(function, x),
             (None, [s, pattern]) if function == "matches" => self.matches(id, s, pattern),
@@ -145,7 +153,7 @@ impl Interp<'_> {
                         self.charge(
                             table::convert_sized(n)
                                 .max(table::CALL)
-                                .saturating_add(table::alloc_bytes(n)),
+                                .saturating_add(self.alloc(table::alloc_bytes(n))),
                         )?;
                         Ok(Value::Bytes(Arc::from(s.as_bytes())))
                     }
@@ -198,7 +206,7 @@ impl Interp<'_> {
                 self.charge(
                     table::convert_sized(n)
                         .max(table::CALL)
-                        .saturating_add(table::alloc_bytes(n)),
+                        .saturating_add(self.alloc(table::alloc_bytes(n))),
                 )?;
                 return std::str::from_utf8(b)
                     .map(|s| Value::String(Arc::from(s)))
@@ -215,7 +223,7 @@ impl Interp<'_> {
         };
         // These results are at most a few dozen bytes, so charging right after formatting cannot
         // overshoot the limit by more than that.
-        self.charge(table::CALL.saturating_add(table::alloc_bytes(text.len() as u64)))?;
+        self.charge(table::CALL.saturating_add(self.alloc(table::alloc_bytes(text.len() as u64))))?;
         Ok(Value::String(text))
     }
 
@@ -235,13 +243,13 @@ impl Interp<'_> {
                 CelRegex::new(p).map_err(|e| error(format!("invalid regular expression: {e}")))?;
             &compiled
         };
-        re.is_match(s, &self.meter)
+        re.is_match(s, &mut self.meter)
             .map(Value::Bool)
             .map_err(Fault::Stop)
     }
 
     /// `s.contains(t)`, reading the deadline between windows of a long haystack.
-    fn scan_contains(&self, s: &str, t: &str) -> Result<bool, Fault> {
+    fn scan_contains(&mut self, s: &str, t: &str) -> Result<bool, Fault> {
         if s.len() <= SCAN_CHUNK || t.is_empty() {
             return Ok(s.contains(t));
         }

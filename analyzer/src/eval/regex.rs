@@ -58,7 +58,7 @@ impl CelRegex {
     }
 
     /// Whether the pattern matches anywhere in `haystack`, reading the deadline between chunks.
-    pub fn is_match(&self, haystack: &str, meter: &Meter<'_>) -> Result<bool, Stop> {
+    pub fn is_match(&self, haystack: &str, meter: &mut Meter<'_>) -> Result<bool, Stop> {
         if haystack.len() <= SCAN_CHUNK {
             return Ok(self.meta.is_match(haystack));
         }
@@ -79,7 +79,7 @@ fn step(
     dfa: &DFA,
     cache: &mut Cache,
     haystack: &[u8],
-    meter: &Meter<'_>,
+    meter: &mut Meter<'_>,
 ) -> Result<Option<bool>, Stop> {
     let Ok(mut sid) = dfa.start_state_forward(cache, &Input::new(haystack)) else {
         return Ok(None);
@@ -144,25 +144,25 @@ mod tests {
     #[test]
     fn long_inputs_match_like_short_ones() {
         let limits = Limits::default();
-        let meter = Meter::new(&limits);
+        let mut meter = Meter::new(&limits);
         let re = CelRegex::new("needle[0-9]+$").unwrap();
         let mut long = "x".repeat(3 * SCAN_CHUNK);
-        assert!(!re.is_match(&long, &meter).unwrap());
+        assert!(!re.is_match(&long, &mut meter).unwrap());
         long.push_str("needle42");
-        assert!(re.is_match(&long, &meter).unwrap());
+        assert!(re.is_match(&long, &mut meter).unwrap());
         let anchored = CelRegex::new("^x+y").unwrap();
-        assert!(!anchored.is_match(&long, &meter).unwrap());
+        assert!(!anchored.is_match(&long, &mut meter).unwrap());
     }
 
     #[test]
     fn long_scans_read_the_deadline() {
         let clock = Arc::new(ManualClock::stepping(Duration::from_millis(100)));
         let limits = Limits::default().with_clock(clock);
-        let meter = Meter::new(&limits);
+        let mut meter = Meter::new(&limits);
         let re = CelRegex::new("z$").unwrap();
         let long = "x".repeat(8 * SCAN_CHUNK);
         assert!(matches!(
-            re.is_match(&long, &meter),
+            re.is_match(&long, &mut meter),
             Err(Stop::Deadline { .. })
         ));
     }
