@@ -2,6 +2,9 @@
 //! gen_plugins -- DIR [FILES]` (default 200 files). Files are 30 to 150 lines, a third each
 //! agents, flows and routines, spread over plugins of nine files, with filters, `when`s and
 //! templates like the documents' examples; the same seed gives the same files.
+//!
+//! With `--github-workflows` as the first argument it writes GitHub workflow files of the same
+//! sizes instead (`DIR/.github/workflows/*.yml`), for running actionlint side by side.
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -90,8 +93,46 @@ fn routine(rng: &mut Lcg, name: &str, agent: &str, lines: usize) -> String {
     out
 }
 
+fn workflow(rng: &mut Lcg, lines: usize) -> String {
+    let mut out = String::from(
+        "name: ci\non:\n  pull_request:\n    branches: [main]\n  push:\n    branches: [main]\npermissions:\n  contents: read\njobs:\n",
+    );
+    let mut job = 0;
+    while out.lines().count() + 14 < lines {
+        let _ = write!(
+            out,
+            "  job{job}:\n    runs-on: ubuntu-latest\n    timeout-minutes: {}\n    steps:\n      - uses: actions/checkout@v4\n      - name: build\n        if: ${{{{ github.event_name == 'pull_request' && !github.event.pull_request.draft }}}}\n        run: |\n          cargo build --release\n          echo \"${{{{ github.sha }}}}\"\n      - name: test\n        if: ${{{{ success() && contains(github.ref, 'main') }}}}\n        run: cargo test\n",
+            5 + rng.below(50)
+        );
+        job += 1;
+    }
+    while out.lines().count() < lines {
+        out.push_str("# notes for reviewers\n");
+    }
+    out
+}
+
 fn main() -> std::io::Result<()> {
-    let mut args = std::env::args().skip(1);
+    let mut args = std::env::args().skip(1).peekable();
+    if args.peek().is_some_and(|a| a == "--github-workflows") {
+        args.next();
+        let dir = args
+            .next()
+            .unwrap_or_else(|| "target/bench-workflows".to_owned());
+        let files: usize = args.next().and_then(|n| n.parse().ok()).unwrap_or(200);
+        let folder = Path::new(&dir).join(".github/workflows");
+        std::fs::create_dir_all(&folder)?;
+        let mut rng = Lcg(0x5eed);
+        let mut total_lines = 0;
+        for i in 0..files {
+            let lines = 30 + rng.below(121) as usize;
+            let text = workflow(&mut rng, lines);
+            total_lines += text.lines().count();
+            std::fs::write(folder.join(format!("ci-{i}.yml")), text)?;
+        }
+        println!("wrote {files} workflow files, {total_lines} lines, under {dir}");
+        return Ok(());
+    }
     let dir = args
         .next()
         .unwrap_or_else(|| "target/bench-plugins".to_owned());
