@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-mod cmd;
+use ozcheck::cmd;
 
 /// Verifies the policies and filters of agent-platform plugins.
 #[derive(Parser)]
@@ -19,11 +19,26 @@ struct Cli {
 enum Command {
     /// Checks a CEL filter: syntax, types, size and worst-case cost.
     Filter(cmd::filter::FilterArgs),
+    /// Runs cel-spec conformance records (JSON lines) through the analyzer.
+    CelSpec(cmd::cel_spec::CelSpecArgs),
+    /// Evaluates a CEL filter over an event with the metered evaluator.
+    Eval(cmd::eval::EvalArgs),
+    /// Lints agent, flow and routine YAML files of a plugin.
+    Lint(cmd::lint::LintArgs),
+    /// Lists the lint rules, or documents one.
+    Rules(cmd::rules::RulesArgs),
+    /// Prints the JSON Schema of a plugin file kind, for editors.
+    Schema(cmd::schema::SchemaArgs),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Command::Filter(args) => cmd::filter::run(&args),
+        Command::CelSpec(args) => cmd::cel_spec::run(&args),
+        Command::Eval(args) => cmd::eval::run(&args),
+        Command::Lint(args) => cmd::lint::run(&args),
+        Command::Rules(args) => cmd::rules::run(&args),
+        Command::Schema(args) => cmd::schema::run(&args),
     }
 }
