@@ -14,7 +14,8 @@ use std::io;
 use std::sync::Arc;
 
 use super::json::ValueSeed;
-use super::value::{Key, MapValue, Value};
+use super::map::{Key, MapValue};
+use super::value::Value;
 use crate::EventBounds;
 
 /// The header fields of an event, in the order they are stored.

@@ -5,8 +5,9 @@
 use std::cmp::Ordering;
 use std::sync::Arc;
 
+use super::map::MapValue;
 use super::meter::{Meter, Stop};
-use super::value::{MapValue, TypeValue, Value, brief};
+use super::value::{TypeValue, Value, brief};
 use super::{Activation, Program};
 use crate::cost::table;
 use crate::syntax::{BinaryOp, Comprehension, ExprKind, MacroKind, NodeId, UnaryOp};
@@ -327,9 +328,11 @@ impl<'p> Interp<'p> {
 
     fn comprehension(&mut self, c: &'p Comprehension) -> Eval {
         let range = self.eval(c.range)?;
-        let items: Arc<[Value]> = match &range {
-            Value::List(items) => items.clone(),
-            Value::Map(map) => map.entries().iter().map(|(k, _)| k.to_value()).collect(),
+        // A map is iterated over its keys in place: collecting them first would be work that no
+        // charge pays for when the loop stops early.
+        let items = match &range {
+            Value::List(items) => Range::List(items),
+            Value::Map(map) => Range::Map(map),
             other => {
                 return Err(error(format!(
                     "cannot iterate over a value of type {}",
@@ -345,9 +348,9 @@ impl<'p> Interp<'p> {
                     .predicate
                     .ok_or_else(|| error("exists_one needs a predicate"))?;
                 let mut count = 0u64;
-                for (i, item) in items.iter().enumerate() {
+                for i in 0..items.len() {
                     self.loop_tick(i)?;
-                    match self.with_local(&c.var, item.clone(), predicate)? {
+                    match self.with_local(&c.var, items.get(i), predicate)? {
                         Value::Bool(true) => {
                             self.charge(table::EXISTS_ONE_COUNT)?;
                             count += 1;
@@ -364,7 +367,7 @@ impl<'p> Interp<'p> {
 
     /// `all` and `exists`: a decisive predicate result ends the loop; an error is remembered and
     /// returned only if no decisive result comes, as in CEL's `&&`/`||` folding.
-    fn quantifier(&mut self, c: &'p Comprehension, items: &[Value]) -> Eval {
+    fn quantifier(&mut self, c: &'p Comprehension, items: &Range<'_>) -> Eval {
         let exists = c.kind == MacroKind::Exists;
         let per_element = if exists {
             table::EXISTS_PER_ELEMENT
@@ -376,10 +379,10 @@ impl<'p> Interp<'p> {
             .predicate
             .ok_or_else(|| error("the macro needs a predicate"))?;
         let mut first_error = None;
-        for (i, item) in items.iter().enumerate() {
+        for i in 0..items.len() {
             self.loop_tick(i)?;
             self.charge(per_element)?;
-            match self.with_local(&c.var, item.clone(), predicate) {
+            match self.with_local(&c.var, items.get(i), predicate) {
                 Ok(Value::Bool(b)) if b == exists => return Ok(Value::Bool(exists)),
                 Ok(Value::Bool(_)) => {}
                 Ok(other) => {
@@ -397,11 +400,12 @@ impl<'p> Interp<'p> {
         }
     }
 
-    fn map_filter(&mut self, c: &'p Comprehension, items: &[Value]) -> Eval {
+    fn map_filter(&mut self, c: &'p Comprehension, items: &Range<'_>) -> Eval {
         self.charge(table::MAP_FILTER_FIXED)?;
         let mut out = Vec::new();
-        for (i, item) in items.iter().enumerate() {
+        for i in 0..items.len() {
             self.loop_tick(i)?;
+            let item = items.get(i);
             let keep = match c.predicate {
                 Some(predicate) => match self.with_local(&c.var, item.clone(), predicate)? {
                     Value::Bool(b) => b,
@@ -415,10 +419,10 @@ impl<'p> Interp<'p> {
             }
             let element = if let Some(transform) = c.transform {
                 self.charge(table::MAP_APPEND.saturating_add(self.alloc(table::alloc_list(1))))?;
-                self.with_local(&c.var, item.clone(), transform)?
+                self.with_local(&c.var, item, transform)?
             } else {
                 self.charge(table::FILTER_APPEND.saturating_add(self.alloc(table::alloc_list(1))))?;
-                item.clone()
+                item
             };
             out.push(element);
         }
@@ -437,6 +441,28 @@ impl<'p> Interp<'p> {
             self.meter.check_deadline()?;
         }
         Ok(())
+    }
+}
+
+/// What a comprehension iterates: the elements of a list or the keys of a map.
+enum Range<'a> {
+    List(&'a [Value]),
+    Map(&'a MapValue),
+}
+
+impl Range<'_> {
+    fn len(&self) -> usize {
+        match self {
+            Range::List(items) => items.len(),
+            Range::Map(map) => map.len(),
+        }
+    }
+
+    fn get(&self, i: usize) -> Value {
+        match self {
+            Range::List(items) => items[i].clone(),
+            Range::Map(map) => map.entries()[i].0.to_value(),
+        }
     }
 }
 

@@ -9,7 +9,8 @@ use std::sync::Arc;
 use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
 use serde::ser::{SerializeMap, SerializeSeq};
 
-use super::value::{Key, MapValue, Value};
+use super::map::{Key, MapValue};
+use super::value::Value;
 
 /// Deserializes one JSON document into a [`Value`]: integers become `int` when they fit, else
 /// `uint`; other numbers `double`; objects maps with string keys (the last of repeated keys wins,

@@ -15,6 +15,7 @@ mod event;
 mod functions;
 mod interp;
 mod json;
+mod map;
 pub mod meter;
 mod regex;
 pub mod time;
@@ -23,8 +24,9 @@ mod value;
 use std::sync::Arc;
 
 pub use event::{Event, EventError, HEADER_FIELDS};
+pub use map::{Key, MapError, MapValue};
 pub use meter::{Clock, Limits, ManualClock, Meter, Stop, SystemClock};
-pub use value::{Key, MapError, MapValue, TypeValue, Value};
+pub use value::{TypeValue, Value};
 
 use crate::Diagnostic;
 use crate::check::Checked;
