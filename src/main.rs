@@ -23,6 +23,12 @@ enum Command {
     CelSpec(cmd::cel_spec::CelSpecArgs),
     /// Evaluates a CEL filter over an event with the metered evaluator.
     Eval(cmd::eval::EvalArgs),
+    /// Lints agent, flow and routine YAML files of a plugin.
+    Lint(cmd::lint::LintArgs),
+    /// Lists the lint rules, or documents one.
+    Rules(cmd::rules::RulesArgs),
+    /// Prints the JSON Schema of a plugin file kind, for editors.
+    Schema(cmd::schema::SchemaArgs),
 }
 
 fn main() -> ExitCode {
@@ -31,5 +37,8 @@ fn main() -> ExitCode {
         Command::Filter(args) => cmd::filter::run(&args),
         Command::CelSpec(args) => cmd::cel_spec::run(&args),
         Command::Eval(args) => cmd::eval::run(&args),
+        Command::Lint(args) => cmd::lint::run(&args),
+        Command::Rules(args) => cmd::rules::run(&args),
+        Command::Schema(args) => cmd::schema::run(&args),
     }
 }

@@ -3,3 +3,6 @@
 pub mod cel_spec;
 pub mod eval;
 pub mod filter;
+pub mod lint;
+pub mod rules;
+pub mod schema;
