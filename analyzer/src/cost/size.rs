@@ -129,7 +129,12 @@ impl Parts {
 
     /// A fresh element of `parent`, for one comprehension.
     pub(crate) fn element(&mut self, parent: Var) -> Var {
-        let name = format!("an element of {}", self.part(parent).name);
+        let what = if self.part(parent).object {
+            "an entry"
+        } else {
+            "an element"
+        };
+        let name = format!("{what} of {}", self.part(parent).name);
         let cap = (self.part(parent).cap - 2.0).max(0.0);
         self.push(Part {
             parent: Some(parent),

@@ -239,9 +239,13 @@ impl<'a> Walker<'a> {
         match plan.sum {
             Some((_, parent)) => {
                 let part = self.parts.part(parent);
-                let per = if part.object { 5 } else { 2 };
+                let (what, per) = if part.object {
+                    ("entry", 5)
+                } else {
+                    ("element", 2)
+                };
                 format!(
-                    "at most {n} iterations: {} holds at most {} bytes and each element takes at least {per}",
+                    "at most {n} iterations: {} holds at most {} bytes and each {what} takes at least {per}",
                     part.name,
                     units(part.cap)
                 )
