@@ -27,6 +27,7 @@ mod invalid_timeout;
 mod invalid_when;
 mod invalid_yaml;
 mod missing_key;
+mod name_mismatch;
 mod routine_missing_wait_tool;
 mod step_action_count;
 mod timeout_too_long;
@@ -106,6 +107,7 @@ pub const RULES: &[Rule] = &[
     duplicate_trigger_name::RULE,
     duplicate_output_name::RULE,
     invalid_name::RULE,
+    name_mismatch::RULE,
     step_action_count::RULE,
     allow_senders_without_sender::RULE,
     unknown_agent::RULE,
