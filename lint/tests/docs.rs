@@ -44,6 +44,29 @@ fn docs_rules_md_is_up_to_date() {
 }
 
 #[test]
+fn docs_schema_files_are_up_to_date() {
+    use ozcheck_lint::FileKind;
+    use ozcheck_lint::schema::json_schema;
+    for kind in [FileKind::Agent, FileKind::Flow, FileKind::Routine] {
+        let path = format!(
+            "{}/../docs/schema/{}.json",
+            env!("CARGO_MANIFEST_DIR"),
+            kind.name()
+        );
+        let mut generated = serde_json::to_string_pretty(&json_schema(kind)).expect("json");
+        generated.push('\n');
+        if std::env::var_os("OZCHECK_BLESS").is_some() {
+            std::fs::write(&path, &generated).expect("write schema");
+        }
+        let committed = std::fs::read_to_string(&path).unwrap_or_default();
+        assert!(
+            committed == generated,
+            "{path} is stale; regenerate it with `OZCHECK_BLESS=1 cargo test -p ozcheck-lint --test docs`"
+        );
+    }
+}
+
+#[test]
 fn every_example_fires_its_rule_and_use_instead_does_not() {
     for rule in RULES {
         let example = lint_example(rule.example);
