@@ -13,9 +13,14 @@ fn lint_example(text: &str) -> Vec<FileReport> {
         !files.is_empty(),
         "an example without `# file:` lines:\n{text}"
     );
+    // Files an example points at (such as a prompt) exist when the example lists them.
+    let paths: Vec<String> = files.iter().map(|f| f.path.clone()).collect();
     let context = PluginContext {
         files: Vec::new(),
         agents_complete: files.iter().any(|f| f.path.starts_with("agents/")),
+        file_exists: Some(std::sync::Arc::new(move |p: &std::path::Path| {
+            paths.iter().any(|known| std::path::Path::new(known) == p)
+        })),
     };
     lint(&files, &context, &Config::default())
 }
