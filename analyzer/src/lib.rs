@@ -63,6 +63,9 @@ pub mod testing;
 pub mod types;
 pub mod wait_args;
 
-pub use api::{CostRange, Options, Report, Verdict, check_expression, check_filter, compile};
+pub use api::{
+    CostRange, Options, Report, Verdict, check_expression, check_filter, compile,
+    explain_expression,
+};
 pub use bounds::EventBounds;
 pub use diagnostic::{Diagnostic, Severity, SourceDiagnostic};

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use super::interp::{Eval, Fault, Interp, error, no_overload};
 use super::regex::{CelRegex, SCAN_CHUNK};
 use super::time::{Duration, Timestamp};
-use super::value::Value;
+use super::value::{Value, brief};
 use crate::cost::table;
 use crate::syntax::{BinaryOp, NodeId};
 
@@ -163,6 +163,10 @@ impl Interp<'_> {
             _ => {}
         }
         self.charge(table::CALL)?;
+        // Counting code points and parsing numbers read the whole string.
+        if let Value::String(s) = x {
+            self.meter.note_work(table::traversal(s.len() as u64))?;
+        }
         match (function, x) {
             ("size", Value::String(s)) => Ok(Value::Int(s.chars().count() as i64)),
             ("size", Value::Bytes(b)) => Ok(Value::Int(b.len() as i64)),
@@ -179,7 +183,10 @@ impl Interp<'_> {
             ("bool", Value::String(s)) => match &**s {
                 "1" | "t" | "T" | "true" | "TRUE" | "True" => Ok(Value::Bool(true)),
                 "0" | "f" | "F" | "false" | "FALSE" | "False" => Ok(Value::Bool(false)),
-                _ => Err(error(format!("cannot convert {s:?} to bool"))),
+                _ => Err(error(format!(
+                    "cannot convert {} to bool",
+                    brief(&format!("{s:?}"))
+                ))),
             },
             ("timestamp", Value::String(s)) => Timestamp::parse(s)
                 .map(Value::Timestamp)
@@ -281,10 +288,12 @@ fn to_int(x: &Value) -> Eval {
             Ok(Value::Int(d.trunc() as i64))
         }
         Value::Double(_) => Err(range()),
-        Value::String(s) => s
-            .parse::<i64>()
-            .map(Value::Int)
-            .map_err(|_| error(format!("cannot convert {s:?} to int"))),
+        Value::String(s) => s.parse::<i64>().map(Value::Int).map_err(|_| {
+            error(format!(
+                "cannot convert {} to int",
+                brief(&format!("{s:?}"))
+            ))
+        }),
         Value::Timestamp(t) => Ok(Value::Int(t.seconds())),
         _ => Err(no_overload("int", &[x])),
     }
@@ -299,10 +308,12 @@ fn to_uint(x: &Value) -> Eval {
             Ok(Value::Uint(d.trunc() as u64))
         }
         Value::Double(_) => Err(range()),
-        Value::String(s) => s
-            .parse::<u64>()
-            .map(Value::Uint)
-            .map_err(|_| error(format!("cannot convert {s:?} to uint"))),
+        Value::String(s) => s.parse::<u64>().map(Value::Uint).map_err(|_| {
+            error(format!(
+                "cannot convert {} to uint",
+                brief(&format!("{s:?}"))
+            ))
+        }),
         _ => Err(no_overload("uint", &[x])),
     }
 }
@@ -312,9 +323,12 @@ fn to_double(x: &Value) -> Eval {
         Value::Double(_) => Ok(x.clone()),
         Value::Int(i) => Ok(Value::Double(*i as f64)),
         Value::Uint(u) => Ok(Value::Double(*u as f64)),
-        Value::String(s) => parse_double(s)
-            .map(Value::Double)
-            .ok_or_else(|| error(format!("cannot convert {s:?} to double"))),
+        Value::String(s) => parse_double(s).map(Value::Double).ok_or_else(|| {
+            error(format!(
+                "cannot convert {} to double",
+                brief(&format!("{s:?}"))
+            ))
+        }),
         _ => Err(no_overload("double", &[x])),
     }
 }

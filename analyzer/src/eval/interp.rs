@@ -6,7 +6,7 @@ use std::cmp::Ordering;
 use std::sync::Arc;
 
 use super::meter::{Meter, Stop};
-use super::value::{MapValue, TypeValue, Value};
+use super::value::{MapValue, TypeValue, Value, brief};
 use super::{Activation, Program};
 use crate::cost::table;
 use crate::syntax::{BinaryOp, Comprehension, ExprKind, MacroKind, NodeId, UnaryOp};
@@ -43,7 +43,7 @@ pub(crate) fn no_overload(name: &str, operands: &[&Value]) -> Fault {
 }
 
 /// Comprehension iterations between explicit deadline reads (charges read it too).
-const LOOP_DEADLINE_EVERY: usize = 256;
+const LOOP_DEADLINE_EVERY: usize = 64;
 
 pub(crate) struct Interp<'p> {
     pub(crate) program: &'p Program,
@@ -246,6 +246,10 @@ impl<'p> Interp<'p> {
         match op {
             BinaryOp::Eq | BinaryOp::Ne => {
                 self.charge(table::compare_sized(a.cost_size(), b.cost_size()).max(table::CALL))?;
+                // Lists and maps compare element by element, deeper than the charge sees.
+                if matches!(a, Value::List(_) | Value::Map(_)) {
+                    self.meter.note_work(a.cost_size().min(b.cost_size()))?;
+                }
                 let eq = a.cel_eq(b);
                 Ok(Value::Bool(if op == BinaryOp::Eq { eq } else { !eq }))
             }
@@ -495,7 +499,7 @@ fn index_value(base: &Value, key: &Value) -> Eval {
             }
             map.get(key)
                 .cloned()
-                .ok_or_else(|| error(format!("no such key: {key}")))
+                .ok_or_else(|| error(format!("no such key: {}", brief(&key.to_string()))))
         }
         _ => Err(no_overload("_[_]", &[base, key])),
     }

@@ -184,6 +184,9 @@ pub struct Meter<'a> {
     /// The budget until the clock starts, then the clock time at which it ends.
     deadline: Duration,
     started: bool,
+    /// Work done so far in cost units: everything charged, plus work that the cost model prices
+    /// below its real size (see [`Meter::note_work`]). The clock is read as this grows.
+    work: u64,
     next_check: u64,
     clock: &'a dyn Clock,
     model: CostModel,
@@ -199,6 +202,7 @@ impl<'a> Meter<'a> {
             limit: limits.cost,
             deadline: limits.deadline,
             started: false,
+            work: 0,
             next_check: CLOCK_START_UNITS,
             clock,
             model: limits.model,
@@ -226,8 +230,17 @@ impl<'a> Meter<'a> {
             }
         }
         self.cost = total;
-        if total >= self.next_check {
-            self.next_check = total.saturating_add(DEADLINE_CHECK_UNITS);
+        self.note_work(units)
+    }
+
+    /// Counts work that is not charged (or charged below its size, such as the `CALL` of
+    /// `size()` on a long string, which counts code points), so the clock is still read every
+    /// [`DEADLINE_CHECK_UNITS`] units of real work.
+    #[inline]
+    pub fn note_work(&mut self, units: u64) -> Result<(), Stop> {
+        self.work = self.work.saturating_add(units);
+        if self.work >= self.next_check {
+            self.next_check = self.work.saturating_add(DEADLINE_CHECK_UNITS);
             self.check_deadline()?;
         }
         Ok(())
@@ -299,6 +312,16 @@ mod tests {
             "the first read only starts the clock"
         );
         assert!(meter.charge(DEADLINE_CHECK_UNITS).is_err());
+    }
+
+    #[test]
+    fn uncharged_work_reads_the_clock_too() {
+        let clock = Arc::new(ManualClock::stepping(Duration::from_secs(3600)));
+        let limits = limits(Some(10), clock);
+        let mut meter = Meter::new(&limits);
+        meter.note_work(CLOCK_START_UNITS).unwrap();
+        assert!(meter.note_work(DEADLINE_CHECK_UNITS).is_err());
+        assert_eq!(meter.cost(), 0, "work is not cost");
     }
 
     #[test]

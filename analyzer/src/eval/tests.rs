@@ -504,3 +504,21 @@ fn string_functions_and_conversions_through_the_parser() {
         );
     }
 }
+
+#[test]
+fn error_messages_quote_long_values_briefly() {
+    let text = "é".repeat(3000);
+    let ev = event(&format!(r#"{{"k": "{text}"}}"#));
+    for source in [
+        "event.attributes[event.attributes.k]",
+        "int(event.attributes.k)",
+        "timestamp(event.attributes.k)",
+    ] {
+        match run(&parsed(source), &Activation::event(&ev), None) {
+            Err(EvalError::Runtime { message, .. }) => {
+                assert!(message.len() < 200, "{source}: {} bytes", message.len());
+            }
+            other => panic!("{source}: {other:?}"),
+        }
+    }
+}

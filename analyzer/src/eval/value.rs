@@ -199,7 +199,7 @@ impl MapValue {
                 return Err(MapError::InvalidKey(k.type_value().name().to_owned()));
             };
             if map.get(&k).is_some() {
-                return Err(MapError::RepeatedKey(format!("{k}")));
+                return Err(MapError::RepeatedKey(brief(&k.to_string())));
             }
             map.push(key, v);
         }
@@ -215,6 +215,36 @@ impl MapValue {
         };
         map.reindex();
         map
+    }
+
+    /// Builds a map from the members of a JSON object, in document order; the last of repeated
+    /// keys wins, as in `serde_json`.
+    pub(crate) fn from_json_entries(entries: Vec<(Key, Value)>) -> MapValue {
+        let map = MapValue::from_distinct(entries);
+        let repeated = if map.sorted.is_empty() {
+            map.entries
+                .iter()
+                .enumerate()
+                .any(|(i, (k, _))| map.entries[..i].iter().any(|(earlier, _)| earlier == k))
+        } else {
+            map.sorted
+                .windows(2)
+                .any(|w| map.entries[w[0] as usize].0 == map.entries[w[1] as usize].0)
+        };
+        if !repeated {
+            return map;
+        }
+        // Keep each key's last entry, then restore document order. An ordered set keeps this
+        // O(n log n) however many repeats a hostile document holds.
+        let mut seen = std::collections::BTreeSet::new();
+        let mut last: Vec<(Key, Value)> = Vec::with_capacity(map.entries.len());
+        for (key, value) in map.entries.into_iter().rev() {
+            if seen.insert(key.clone()) {
+                last.push((key, value));
+            }
+        }
+        last.reverse();
+        MapValue::from_distinct(last)
     }
 
     fn push(&mut self, key: Key, value: Value) {
@@ -323,6 +353,20 @@ impl MapValue {
     pub fn entries(&self) -> &[(Key, Value)] {
         &self.entries
     }
+}
+
+/// `text` cut to at most 64 bytes (at a character boundary) with an ellipsis, so that an error
+/// about a 16 KiB string does not carry the whole string.
+pub(crate) fn brief(text: &str) -> String {
+    const MAX: usize = 64;
+    if text.len() <= MAX {
+        return text.to_owned();
+    }
+    let mut end = MAX;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &text[..end])
 }
 
 impl Value {
