@@ -12,6 +12,7 @@ fuzz_target!(|data: &[u8]| {
         let context = PluginContext {
             files: vec![Input::from_bytes("agents/b.yaml", data, false)],
             agents_complete: true,
+            ..PluginContext::default()
         };
         let reports = lint(&[input], &context, &Config::default());
         for report in &reports {

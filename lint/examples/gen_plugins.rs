@@ -160,6 +160,14 @@ fn main() -> std::io::Result<()> {
                 ("routines", name, text)
             }
         };
+        if folder == "agents" {
+            let prompts = plugin.join("prompts");
+            std::fs::create_dir_all(&prompts)?;
+            std::fs::write(
+                prompts.join(format!("{name}.md")),
+                "Review pull requests.\n",
+            )?;
+        }
         let folder = plugin.join(folder);
         std::fs::create_dir_all(&folder)?;
         total_lines += text.lines().count();

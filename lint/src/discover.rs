@@ -36,7 +36,10 @@ pub fn collect(paths: &[PathBuf]) -> io::Result<(Vec<Input>, PluginContext)> {
             targets.push(read(path, true)?);
         }
     }
-    let mut context = PluginContext::default();
+    let mut context = PluginContext {
+        file_exists: Some(disk_file_exists()),
+        ..PluginContext::default()
+    };
     let mut roots = BTreeSet::new();
     for target in &targets {
         if let Some(root) = plugin_root(Path::new(&target.path)) {
@@ -62,6 +65,11 @@ pub fn collect(paths: &[PathBuf]) -> io::Result<(Vec<Input>, PluginContext)> {
         }
     }
     Ok((targets, context))
+}
+
+/// Asks the disk whether a file exists (what the command line passes to the lint).
+pub fn disk_file_exists() -> crate::FileExists {
+    std::sync::Arc::new(|path: &Path| path.is_file())
 }
 
 /// Reads one file, refusing to load more than the lint would read.

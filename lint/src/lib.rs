@@ -26,6 +26,8 @@ mod suppress;
 pub mod yaml;
 
 use std::collections::HashMap;
+use std::path::Path;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 pub use config::{Config, ConfigError, Level};
@@ -101,13 +103,30 @@ impl FileReport {
     }
 }
 
+/// Whether a file exists, for rules about files a plugin points at (`instructions`). The
+/// library does no file-system access of its own here: the caller decides (the command line
+/// asks the disk; a save-time host may ask its store; tests ask a list).
+pub type FileExists = Arc<dyn Fn(&Path) -> bool + Send + Sync>;
+
 /// What a plugin's files need besides the files being linted.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Default)]
 pub struct PluginContext {
     /// Other files of the plugin (its agents), read but not reported on.
     pub files: Vec<Input>,
     /// Whether all of the plugin's agents are among the inputs or context files.
     pub agents_complete: bool,
+    /// How to tell whether a file exists; rules that need it stay quiet without it.
+    pub file_exists: Option<FileExists>,
+}
+
+impl std::fmt::Debug for PluginContext {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PluginContext")
+            .field("files", &self.files)
+            .field("agents_complete", &self.agents_complete)
+            .field("file_exists", &self.file_exists.is_some())
+            .finish()
+    }
 }
 
 struct Parsed {
@@ -178,7 +197,7 @@ fn par_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> 
 
 /// The plugin folder of a path: what comes before its `agents/`, `flows/` or `routines/`
 /// folder (empty for a path without one).
-fn plugin_root(path: &str) -> &str {
+pub(crate) fn plugin_root(path: &str) -> &str {
     let mut parts = path.rsplitn(3, '/');
     let _file = parts.next();
     match (parts.next(), parts.next()) {
@@ -219,7 +238,7 @@ pub fn lint(targets: &[Input], context: &PluginContext, config: &Config) -> Vec<
     };
     let reports = par_map(&parsed, |p| {
         let plugin = plugins.get(plugin_root(&p.source.path)).unwrap_or(&empty);
-        check_parsed(p, plugin, config)
+        check_parsed(p, plugin, context.file_exists.as_ref(), config)
     });
     reports.into_iter().flatten().collect()
 }
@@ -230,13 +249,18 @@ pub fn lint_text(path: &str, text: &str, config: &Config) -> FileReport {
     let input = Input::from_text(path, text, true);
     let parsed = parse_input(&input);
     let plugin = PluginIndex::default();
-    check_parsed(&parsed, &plugin, config).unwrap_or_else(|| FileReport {
+    check_parsed(&parsed, &plugin, None, config).unwrap_or_else(|| FileReport {
         source: parsed.source.clone(),
         findings: Vec::new(),
     })
 }
 
-fn check_parsed(p: &Parsed, plugin: &PluginIndex, config: &Config) -> Option<FileReport> {
+fn check_parsed(
+    p: &Parsed,
+    plugin: &PluginIndex,
+    file_exists: Option<&FileExists>,
+    config: &Config,
+) -> Option<FileReport> {
     if p.kind.is_none() && !p.explicit && p.doc.problems.is_empty() {
         return None;
     }
@@ -254,6 +278,8 @@ fn check_parsed(p: &Parsed, plugin: &PluginIndex, config: &Config) -> Option<Fil
         model: &model,
         schema: &schema,
         plugin,
+        plugin_root: FileKind::from_path(&p.source.path).map(|_| plugin_root(&p.source.path)),
+        file_exists,
         config,
         explicit: p.explicit,
     };

@@ -117,6 +117,7 @@ fn a_routine_sees_only_its_own_plugins_agents() {
     let context = PluginContext {
         files: Vec::new(),
         agents_complete: true,
+        ..PluginContext::default()
     };
     let found: Vec<_> = lint(&files, &context, &Config::default())
         .iter()

@@ -13,9 +13,14 @@ fn lint_example(text: &str) -> Vec<FileReport> {
         !files.is_empty(),
         "an example without `# file:` lines:\n{text}"
     );
+    // Files an example points at (such as a prompt) exist when the example lists them.
+    let paths: Vec<String> = files.iter().map(|f| f.path.clone()).collect();
     let context = PluginContext {
         files: Vec::new(),
         agents_complete: files.iter().any(|f| f.path.starts_with("agents/")),
+        file_exists: Some(std::sync::Arc::new(move |p: &std::path::Path| {
+            paths.iter().any(|known| std::path::Path::new(known) == p)
+        })),
     };
     lint(&files, &context, &Config::default())
 }
@@ -41,6 +46,29 @@ fn docs_rules_md_is_up_to_date() {
         committed == generated,
         "docs/rules.md is stale; regenerate it with `OZCHECK_BLESS=1 cargo test -p ozcheck-lint --test docs`"
     );
+}
+
+#[test]
+fn docs_schema_files_are_up_to_date() {
+    use ozcheck_lint::FileKind;
+    use ozcheck_lint::schema::json_schema;
+    for kind in [FileKind::Agent, FileKind::Flow, FileKind::Routine] {
+        let path = format!(
+            "{}/../docs/schema/{}.json",
+            env!("CARGO_MANIFEST_DIR"),
+            kind.name()
+        );
+        let mut generated = serde_json::to_string_pretty(&json_schema(kind)).expect("json");
+        generated.push('\n');
+        if std::env::var_os("OZCHECK_BLESS").is_some() {
+            std::fs::write(&path, &generated).expect("write schema");
+        }
+        let committed = std::fs::read_to_string(&path).unwrap_or_default();
+        assert!(
+            committed == generated,
+            "{path} is stale; regenerate it with `OZCHECK_BLESS=1 cargo test -p ozcheck-lint --test docs`"
+        );
+    }
 }
 
 #[test]

@@ -78,7 +78,10 @@ fn stdin_input(name: &str) -> std::io::Result<(Vec<Input>, PluginContext)> {
     let mut input = Input::from_bytes(name, &bytes, true);
     input.too_large = bytes.len() > ozcheck_lint::MAX_FILE_BYTES;
     // The agents of the plugin the named file belongs to, if it exists on disk.
-    let mut context = PluginContext::default();
+    let mut context = PluginContext {
+        file_exists: Some(discover::disk_file_exists()),
+        ..PluginContext::default()
+    };
     let path = Path::new(name);
     if let Some(dir) = path.parent()
         && matches!(dir.file_name().and_then(|n| n.to_str()), Some("routines"))

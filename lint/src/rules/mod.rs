@@ -26,7 +26,9 @@ mod invalid_template;
 mod invalid_timeout;
 mod invalid_when;
 mod invalid_yaml;
+mod missing_instructions;
 mod missing_key;
+mod name_mismatch;
 mod routine_missing_wait_tool;
 mod step_action_count;
 mod timeout_too_long;
@@ -62,7 +64,6 @@ pub struct Rule {
 }
 
 /// Everything a rule sees of one file and its plugin.
-#[derive(Debug)]
 pub struct Context<'a> {
     /// The file.
     pub source: &'a SourceFile,
@@ -78,10 +79,23 @@ pub struct Context<'a> {
     pub schema: &'a [Problem],
     /// The plugin's agents.
     pub plugin: &'a PluginIndex,
+    /// The plugin folder (`""` for the current one) when the file sits in a kind folder.
+    pub plugin_root: Option<&'a str>,
+    /// How to tell whether a file exists, when the caller can.
+    pub file_exists: Option<&'a crate::FileExists>,
     /// The configuration.
     pub config: &'a Config,
     /// Whether the file was named on the command line (not found in a folder).
     pub explicit: bool,
+}
+
+impl std::fmt::Debug for Context<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Context")
+            .field("path", &self.source.path)
+            .field("kind", &self.kind)
+            .finish_non_exhaustive()
+    }
 }
 
 /// Every rule, in the order of the docs.
@@ -91,6 +105,7 @@ pub const RULES: &[Rule] = &[
     unknown_key::RULE,
     wrong_type::RULE,
     missing_key::RULE,
+    missing_instructions::RULE,
     unknown_file_kind::RULE,
     compound_timeout::RULE,
     fractional_timeout::RULE,
@@ -106,6 +121,7 @@ pub const RULES: &[Rule] = &[
     duplicate_trigger_name::RULE,
     duplicate_output_name::RULE,
     invalid_name::RULE,
+    name_mismatch::RULE,
     step_action_count::RULE,
     allow_senders_without_sender::RULE,
     unknown_agent::RULE,
@@ -221,6 +237,10 @@ pub fn duplicates(
 pub fn run(cx: &Context<'_>) -> Vec<Finding> {
     let mut out = Vec::new();
     for rule in RULES {
+        // A rule turned off in `ozcheck.toml` is not run at all.
+        if cx.config.rules.get(rule.id) == Some(&crate::Level::Off) {
+            continue;
+        }
         (rule.check)(cx, &mut out);
     }
     out
