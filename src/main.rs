@@ -19,11 +19,21 @@ struct Cli {
 enum Command {
     /// Checks a CEL filter: syntax, types, size and worst-case cost.
     Filter(cmd::filter::FilterArgs),
+    /// Runs wait-conformance scenarios in process or through an adapter.
+    Conformance(cmd::conformance::ConformanceArgs),
+    /// The reference runtime's conformance adapter (JSON lines on stdin/stdout).
+    #[command(hide = true)]
+    ConformanceAdapter(cmd::conformance::AdapterArgs),
+    /// Runs the reference wait runtime with its embedded store.
+    Serve(cmd::serve::ServeArgs),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Command::Filter(args) => cmd::filter::run(&args),
+        Command::Conformance(args) => cmd::conformance::run(&args),
+        Command::ConformanceAdapter(args) => cmd::conformance::run_adapter(&args),
+        Command::Serve(args) => cmd::serve::run(&args),
     }
 }

@@ -1,3 +1,5 @@
 //! One module per subcommand, each with its clap arguments and a `run` that returns the exit code.
 
+pub mod conformance;
 pub mod filter;
+pub mod serve;
