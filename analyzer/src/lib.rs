@@ -9,9 +9,14 @@
 mod api;
 pub mod bounds;
 pub mod check;
+pub mod conformance;
 pub mod cost;
 mod diagnostic;
+pub mod eval;
 pub mod syntax;
+#[cfg(feature = "oracle")]
+#[doc(hidden)]
+pub mod testing;
 pub mod types;
 
 pub use api::{CostRange, Options, Report, Verdict, check_expression, check_filter, compile};
