@@ -30,6 +30,12 @@ enum Command {
     ConformanceAdapter(cmd::conformance::AdapterArgs),
     /// Runs the reference wait runtime with its embedded store.
     Serve(cmd::serve::ServeArgs),
+    /// Lints agent, flow and routine YAML files of a plugin.
+    Lint(cmd::lint::LintArgs),
+    /// Lists the lint rules, or documents one.
+    Rules(cmd::rules::RulesArgs),
+    /// Prints the JSON Schema of a plugin file kind, for editors.
+    Schema(cmd::schema::SchemaArgs),
 }
 
 fn main() -> ExitCode {
@@ -41,5 +47,8 @@ fn main() -> ExitCode {
         Command::Conformance(args) => cmd::conformance::run(&args),
         Command::ConformanceAdapter(args) => cmd::conformance::run_adapter(&args),
         Command::Serve(args) => cmd::serve::run(&args),
+        Command::Lint(args) => cmd::lint::run(&args),
+        Command::Rules(args) => cmd::rules::run(&args),
+        Command::Schema(args) => cmd::schema::run(&args),
     }
 }

@@ -18,6 +18,7 @@ pub mod syntax;
 #[doc(hidden)]
 pub mod testing;
 pub mod types;
+pub mod wait_args;
 
 pub use api::{CostRange, Options, Report, Verdict, check_expression, check_filter, compile};
 pub use bounds::EventBounds;

@@ -5,3 +5,6 @@ pub mod conformance;
 pub mod eval;
 pub mod filter;
 pub mod serve;
+pub mod lint;
+pub mod rules;
+pub mod schema;
