@@ -16,7 +16,7 @@ use tokio::sync::broadcast;
 use crate::args::parse_wait_args;
 use crate::clock::{Clock, DAY, Timestamp};
 use crate::config::Config;
-use crate::filter::{Filter, Stopped};
+use crate::filter::{Filter, PreparedEvent, Stopped};
 use crate::index::{ArmedWait, WaitIndex};
 use crate::model::{AuditRecord, Event, Job, Since, StoredEvent, Wait, WaitSpec, WaitState};
 use crate::store::{Claim, Store, StoreError};
@@ -168,14 +168,12 @@ impl<S: Store> Runtime<S> {
     }
 
     fn compile_filter(&self, spec: &WaitSpec) -> Result<Option<Filter>, String> {
-        let bounds = self
-            .config
-            .source(&spec.source)
-            .map(|s| s.bounds)
-            .unwrap_or_default();
+        let source = self.config.source(&spec.source);
+        let bounds = source.map(|s| s.bounds).unwrap_or_default();
+        let limit = source.and_then(|s| s.eval_cost_limit);
         spec.filter
             .as_deref()
-            .map(|f| Filter::compile(f, &bounds))
+            .map(|f| Filter::compile_with_limit(f, &bounds, limit))
             .transpose()
     }
 
@@ -323,7 +321,13 @@ impl<S: Store> Runtime<S> {
             if !wait.spec.admits(&stored.event) {
                 continue;
             }
-            match filter.map_or(Ok(true), |f| f.matches(&stored.event)) {
+            let verdict = match filter {
+                None => Ok(true),
+                Some(f) => PreparedEvent::new(&stored.event)
+                    .map_err(Stopped::Error)
+                    .and_then(|e| f.matches(&e)),
+            };
+            match verdict {
                 Ok(true) => match self.claim(wait, &stored).await? {
                     Claim::Claimed | Claim::NotOpen => return Ok(()),
                     Claim::JobHadEvent => {}
@@ -444,6 +448,7 @@ impl<S: Store> Runtime<S> {
     pub async fn route(&self, stored: &StoredEvent) -> Result<Vec<String>, StoreError> {
         let event = &stored.event;
         let candidates = self.index().candidates(&event.source, &event.subject);
+        let prepared = PreparedEvent::new(event);
         let mut served: HashSet<String> = HashSet::new();
         let mut matched = Vec::new();
         for armed in candidates {
@@ -455,12 +460,13 @@ impl<S: Store> Runtime<S> {
                 continue;
             }
             // On an event routed after the wait was registered, a stopped filter is false.
-            if !armed
-                .filter
-                .as_ref()
-                .is_none_or(|f| f.matches(event) == Ok(true))
-            {
-                continue;
+            if let Some(filter) = &armed.filter {
+                let Ok(prepared) = &prepared else {
+                    continue;
+                };
+                if filter.matches(prepared) != Ok(true) {
+                    continue;
+                }
             }
             match self.claim(wait, stored).await? {
                 Claim::Claimed => {
@@ -477,9 +483,12 @@ impl<S: Store> Runtime<S> {
     }
 
     async fn fire_triggers(&self, stored: &StoredEvent) -> Result<(), StoreError> {
-        let fires = self.triggers.matching(&stored.event);
+        let Ok(prepared) = PreparedEvent::new(&stored.event) else {
+            return Ok(());
+        };
+        let fires = self.triggers.matching(&stored.event, &prepared);
         for fire in fires {
-            crate::triggers::fire(self, fire, stored).await?;
+            crate::triggers::fire(self, fire, stored, &prepared).await?;
         }
         Ok(())
     }

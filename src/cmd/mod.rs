@@ -4,7 +4,7 @@ pub mod cel_spec;
 pub mod conformance;
 pub mod eval;
 pub mod filter;
-pub mod serve;
 pub mod lint;
 pub mod rules;
 pub mod schema;
+pub mod serve;
