@@ -111,8 +111,48 @@ impl<S: Store> Runtime<S> {
                 }
             }
         }
+        rt.resume_flows().await?;
         rt.fire_due().await?;
         Ok(rt)
+    }
+
+    /// Continues flows that stopped between two steps (a crash after one step's wait closed and
+    /// before the next one was registered): each started flow job without an open wait goes on
+    /// after its last registered step.
+    async fn resume_flows(&self) -> Result<(), StoreError> {
+        for fire in self.store.fires().await? {
+            if fire.kind != "flow" || fire.state != crate::model::FireState::Started {
+                continue;
+            }
+            let Some(flow) = self.config.flows.iter().position(|f| f.name == fire.name) else {
+                continue;
+            };
+            let prefix = format!("event-{}-", fire.name);
+            let Some(event_id) = fire.job.strip_prefix(&prefix) else {
+                continue;
+            };
+            let source = &self.config.flows[flow].trigger.event.source;
+            let Some(trigger) = self.store.event(source, event_id).await? else {
+                continue;
+            };
+            let waits = self.store.waits_of_job(&fire.job).await?;
+            if waits.iter().any(|w| w.state == WaitState::Open) {
+                continue;
+            }
+            let steps = &self.config.flows[flow].steps;
+            let done = waits
+                .iter()
+                .filter_map(|w| {
+                    let id = w.name.strip_prefix(&format!("{}/", fire.job))?;
+                    steps.iter().position(|s| s.id == id)
+                })
+                .max();
+            let next = done.map_or(0, |i| i + 1);
+            if next < steps.len() {
+                self.run_flow(&fire.job, flow, next, &trigger.event).await?;
+            }
+        }
+        Ok(())
     }
 
     /// The current time on the runtime's clock.

@@ -185,3 +185,83 @@ async fn memory_store_contract() {
 async fn sqlite_store_contract() {
     store_contract(SqliteStore::in_memory().await.unwrap()).await;
 }
+
+#[tokio::test]
+async fn a_flow_stopped_between_two_steps_goes_on_at_start() {
+    use ozcheck_runtime::model::{Job, Since, Wait, WaitSpec};
+
+    let config: Config = serde_json::from_value(json!({
+        "sources": [{"name": "ci", "kind": "json"}],
+        "flows": [{"name": "watch", "trigger": {"event": {"source": "ci", "types": ["opened"]}},
+                   "steps": [
+                       {"id": "first", "wait_for_event": {"source": "ci", "types": ["a"]}},
+                       {"id": "second", "wait_for_event": {"source": "ci", "types": ["b"],
+                                                           "subject": "${{ trigger.event.subject }}"}}]}]
+    }))
+    .unwrap();
+    // The state a crash leaves right after the first step's wait timed out.
+    let store = MemoryStore::new();
+    let now = Timestamp(0);
+    let mut trigger = event("o1");
+    trigger.kind = "opened".into();
+    let seq = store.insert_event(&trigger, now).await.unwrap().unwrap();
+    let fire = Fire {
+        job: "event-watch-o1".into(),
+        kind: "flow".into(),
+        name: "watch".into(),
+        trigger: "watch".into(),
+        state: FireState::Started,
+        reason: None,
+        at: now,
+    };
+    store.record_fire(&fire, None).await.unwrap();
+    let job = Job {
+        id: fire.job.clone(),
+        started_at: now,
+        start_seq: seq,
+        deadline: None,
+        runtime: "pydantic-ai".into(),
+        shadow: false,
+        sandboxed: true,
+        outside_started: true,
+    };
+    store.insert_job(&job).await.unwrap();
+    let first = Wait {
+        seq: 0,
+        name: "event-watch-o1/first".into(),
+        job: job.id.clone(),
+        spec: WaitSpec {
+            source: "ci".into(),
+            types: Some(vec!["a".into()]),
+            subject: None,
+            filter: None,
+            timeout: Duration::from_secs(60),
+            since: Since::Job,
+        },
+        after_seq: seq,
+        created_at: now,
+        deadline: Timestamp(60_000),
+        state: WaitState::Open,
+        event: None,
+        reason: None,
+    };
+    let first_seq = store.insert_wait(&first).await.unwrap().unwrap();
+    store
+        .close(first_seq, WaitState::TimedOut, None, Timestamp(60_000))
+        .await
+        .unwrap();
+
+    let clock = ManualClock::new(Timestamp(60_000));
+    let rt = Runtime::start(Arc::new(store), Arc::new(clock), Arc::new(config))
+        .await
+        .unwrap();
+    let second = rt
+        .store()
+        .wait("event-watch-o1/second")
+        .await
+        .unwrap()
+        .expect("the second step was registered at start");
+    assert_eq!(second.state, WaitState::Open);
+    assert_eq!(second.spec.subject.as_deref(), Some("s"));
+    assert_eq!(rt.armed(), 1);
+}
