@@ -436,6 +436,9 @@ impl<S: Store> Runtime<S> {
             job: wait.job.clone(),
             state,
         });
+        if self.config.flows.is_empty() {
+            return Ok(());
+        }
         Box::pin(self.continue_flow(wait)).await
     }
 
@@ -488,7 +491,8 @@ impl<S: Store> Runtime<S> {
     pub async fn route(&self, stored: &StoredEvent) -> Result<Vec<String>, StoreError> {
         let event = &stored.event;
         let candidates = self.index().candidates(&event.source, &event.subject);
-        let prepared = PreparedEvent::new(event);
+        // Converted once, and only when some candidate has a filter.
+        let mut prepared: Option<Result<PreparedEvent, String>> = None;
         let mut served: HashSet<String> = HashSet::new();
         let mut matched = Vec::new();
         for armed in candidates {
@@ -501,7 +505,7 @@ impl<S: Store> Runtime<S> {
             }
             // On an event routed after the wait was registered, a stopped filter is false.
             if let Some(filter) = &armed.filter {
-                let Ok(prepared) = &prepared else {
+                let Ok(prepared) = prepared.get_or_insert_with(|| PreparedEvent::new(event)) else {
                     continue;
                 };
                 if filter.matches(prepared) != Ok(true) {
@@ -523,6 +527,9 @@ impl<S: Store> Runtime<S> {
     }
 
     async fn fire_triggers(&self, stored: &StoredEvent) -> Result<(), StoreError> {
+        if !self.triggers.watches(&stored.event.source) {
+            return Ok(());
+        }
         let Ok(prepared) = PreparedEvent::new(&stored.event) else {
             return Ok(());
         };

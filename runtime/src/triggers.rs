@@ -88,6 +88,11 @@ impl Triggers {
         Self { all }
     }
 
+    /// Whether any trigger listens to `source`.
+    pub fn watches(&self, source: &str) -> bool {
+        self.all.iter().any(|t| t.spec.source == source)
+    }
+
     /// The triggers `event` fires: source, types and filter match (a filter that fails or is
     /// stopped is false).
     pub fn matching(&self, event: &Event, prepared: &PreparedEvent) -> Vec<PendingFire<'_>> {

@@ -247,3 +247,31 @@ async fn a_job_waits_over_http_and_reads_the_answer() {
     assert!(answer.contains("\\u003cit>"), "{answer}");
     assert!(answer.starts_with("An event arrived: gh pull_request opened (event d9)."));
 }
+
+#[tokio::test]
+async fn bodies_over_the_http_limit_are_refused_before_parsing() {
+    let rt = runtime().await;
+    let body = vec![b' '; ozcheck_runtime::serve::MAX_BODY + 1];
+    let sig = sign(SECRET, &body);
+    let headers = [
+        ("X-GitHub-Event", "push"),
+        ("X-GitHub-Delivery", "big"),
+        ("X-Hub-Signature-256", sig.as_str()),
+    ];
+    assert_eq!(
+        post(&rt, &headers, &body).await,
+        StatusCode::PAYLOAD_TOO_LARGE
+    );
+    let body = vec![b' '; ozcheck_runtime::serve::MAX_BODY];
+    let sig = sign(SECRET, &body);
+    let headers = [
+        ("X-GitHub-Event", "push"),
+        ("X-GitHub-Delivery", "big"),
+        ("X-Hub-Signature-256", sig.as_str()),
+    ];
+    // At the limit the body is read, and found not to be JSON.
+    assert_eq!(
+        post(&rt, &headers, &body).await,
+        StatusCode::UNPROCESSABLE_ENTITY
+    );
+}
