@@ -20,7 +20,10 @@ fuzz_target!(|data: &[u8]| {
                     max_bytes: usize::MAX,
                     ..ParseOptions::default()
                 };
-                assert!(parse(&printed, &big).is_ok(), "printed {printed:?} does not parse");
+                assert!(
+                    parse(&printed, &big).is_ok(),
+                    "printed {printed:?} does not parse"
+                );
             }
             Err(diagnostics) => {
                 assert!(!diagnostics.is_empty());

@@ -58,18 +58,25 @@ pub fn check(
         .collect()
 }
 
-/// The steps before `index` as the analyzer declares them.
-pub fn earlier_steps(flow: &Flow<'_>, index: usize) -> Vec<StepDecl> {
-    flow.steps[..index]
-        .iter()
-        .filter_map(|step| {
-            let id = step.id?.text()?;
-            Some(StepDecl {
-                id: id.into(),
-                kind: step_kind(step),
-            })
-        })
-        .collect()
+/// The steps before `index` that `expr` reads, as the analyzer declares them. Declaring only
+/// the steps an expression names keeps a flow of n steps linear rather than quadratic; the
+/// others cannot change the expression's types, and `unknown-step-reference` reports names that
+/// resolve to no earlier step.
+pub fn earlier_steps(flow: &Flow<'_>, index: usize, expr: &str) -> Vec<StepDecl> {
+    let mut decls: Vec<StepDecl> = Vec::new();
+    for reference in step_refs(expr) {
+        let Some(at) = flow.step(&reference.id).filter(|&at| at < index) else {
+            continue;
+        };
+        if decls.iter().any(|d| *d.id == *reference.id) {
+            continue;
+        }
+        decls.push(StepDecl {
+            id: reference.id.into(),
+            kind: step_kind(&flow.steps[at]),
+        });
+    }
+    decls
 }
 
 /// What a step's output looks like to later steps.
@@ -174,10 +181,9 @@ pub fn step_refs(expr: &str) -> Vec<StepRef> {
     out
 }
 
-/// The environment of a `when` or template of step `index` (or of a flow-level text when
-/// `index` is the number of steps).
-pub fn flow_env(flow: &Flow<'_>, index: usize, template: bool) -> Env {
-    let steps = earlier_steps(flow, index);
+/// The environment of `expr`, a `when` or template of step `index`.
+pub fn flow_env(flow: &Flow<'_>, index: usize, expr: &str, template: bool) -> Env {
+    let steps = earlier_steps(flow, index, expr);
     let event_trigger = flow.trigger_event.is_some();
     if template {
         Env::template(event_trigger, &steps)

@@ -25,6 +25,7 @@ pub mod source;
 mod suppress;
 pub mod yaml;
 
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 pub use config::{Config, ConfigError, Level};
@@ -175,6 +176,17 @@ fn par_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> 
     results.into_iter().map(|(_, r)| r).collect()
 }
 
+/// The plugin folder of a path: what comes before its `agents/`, `flows/` or `routines/`
+/// folder (empty for a path without one).
+fn plugin_root(path: &str) -> &str {
+    let mut parts = path.rsplitn(3, '/');
+    let _file = parts.next();
+    match (parts.next(), parts.next()) {
+        (Some("agents" | "flows" | "routines"), root) => root.unwrap_or(""),
+        _ => "",
+    }
+}
+
 fn file_stem(path: &str) -> &str {
     let name = path.rsplit(['/', '\\']).next().unwrap_or(path);
     name.rsplit_once('.').map_or(name, |(stem, _)| stem)
@@ -185,18 +197,30 @@ fn file_stem(path: &str) -> &str {
 pub fn lint(targets: &[Input], context: &PluginContext, config: &Config) -> Vec<FileReport> {
     let parsed = par_map(targets, parse_input);
     let context_parsed = par_map(&context.files, parse_input);
-    let mut plugin = PluginIndex {
-        complete: context.agents_complete,
-        ..PluginIndex::default()
-    };
+    // One index of agents per plugin folder, so that a routine only sees its own plugin's
+    // agents when several plugins are linted at once.
+    let mut plugins: HashMap<&str, PluginIndex> = HashMap::new();
     for p in parsed.iter().chain(&context_parsed) {
         if p.kind == Some(FileKind::Agent)
             && let Model::Agent(agent) = Model::build(p.doc.root.as_ref(), p.kind)
         {
-            plugin.add_agent(&agent, file_stem(&p.source.path));
+            plugins
+                .entry(plugin_root(&p.source.path))
+                .or_default()
+                .add_agent(&agent, file_stem(&p.source.path));
         }
     }
-    let reports = par_map(&parsed, |p| check_parsed(p, &plugin, config));
+    for index in plugins.values_mut() {
+        index.complete = context.agents_complete;
+    }
+    let empty = PluginIndex {
+        complete: context.agents_complete,
+        ..PluginIndex::default()
+    };
+    let reports = par_map(&parsed, |p| {
+        let plugin = plugins.get(plugin_root(&p.source.path)).unwrap_or(&empty);
+        check_parsed(p, plugin, config)
+    });
     reports.into_iter().flatten().collect()
 }
 

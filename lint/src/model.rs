@@ -173,6 +173,35 @@ pub struct Flow<'a> {
     pub trigger_event: Option<EventSpec<'a>>,
     /// `steps[]`.
     pub steps: Vec<Step<'a>>,
+    /// The index of the first step with each id (rules look steps up by id, and a flow may
+    /// have thousands of steps).
+    pub step_index: HashMap<&'a str, usize>,
+}
+
+impl<'a> Flow<'a> {
+    fn new(
+        name: Option<&'a Node>,
+        trigger_event: Option<EventSpec<'a>>,
+        steps: Vec<Step<'a>>,
+    ) -> Self {
+        let mut step_index = HashMap::with_capacity(steps.len());
+        for (i, step) in steps.iter().enumerate() {
+            if let Some(id) = step.id.and_then(Node::text) {
+                step_index.entry(id).or_insert(i);
+            }
+        }
+        Self {
+            name,
+            trigger_event,
+            steps,
+            step_index,
+        }
+    }
+
+    /// The index of the first step with this id.
+    pub fn step(&self, id: &str) -> Option<usize> {
+        self.step_index.get(id).copied()
+    }
 }
 
 /// A routine trigger.
@@ -237,11 +266,10 @@ impl<'a> Model<'a> {
                     timeout: scalar(limits.and_then(|l| l.get("timeout"))),
                 })
             }
-            FileKind::Flow => Model::Flow(Flow {
-                name: scalar(root.get("name")),
-                trigger_event: map(map(root.get("trigger")).and_then(|t| t.get("event")))
-                    .map(EventSpec::new),
-                steps: maps(root.get("steps"))
+            FileKind::Flow => Model::Flow(Flow::new(
+                scalar(root.get("name")),
+                map(map(root.get("trigger")).and_then(|t| t.get("event"))).map(EventSpec::new),
+                maps(root.get("steps"))
                     .into_iter()
                     .map(|node| Step {
                         node,
@@ -258,7 +286,7 @@ impl<'a> Model<'a> {
                             .collect(),
                     })
                     .collect(),
-            }),
+            )),
             FileKind::Routine => Model::Routine(Routine {
                 name: scalar(root.get("name")),
                 agent: scalar(root.get("agent")),

@@ -34,12 +34,14 @@ pub fn map_span(file_text: &str, node: &Node, value_span: Range<usize>) -> Range
     };
     let start = lookup(value_span.start).map_or(node.span.start, |r| r.start);
     let end = if value_span.end > value_span.start {
-        // The end is just after the last character of the range.
-        let last = scalar.text[..value_span.end.min(scalar.text.len())]
-            .char_indices()
-            .next_back()
-            .map_or(0, |(i, _)| i);
-        lookup(last).map_or(start, |r| r.end)
+        // The end is just after the last mapped character of the range (a trailing line break
+        // of a block scalar lies outside the node and maps to nothing).
+        let last = value_span.end.min(scalar.text.len());
+        let upto = map.partition_point(|(v, _)| *v < last);
+        map[..upto]
+            .last()
+            .filter(|(v, _)| *v >= value_span.start)
+            .map_or(start, |(_, r)| r.end)
     } else {
         start
     };

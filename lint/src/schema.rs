@@ -365,7 +365,14 @@ fn check_value(node: &Node, shape: &Shape, path: &str, out: &mut Vec<Problem>) {
                     .and_then(|t| t.parse::<u64>().ok())
                     .is_some_and(|n| n > 0);
             if !ok {
-                out.push(wrong("a whole number greater than zero", None));
+                let mut problem = wrong("a whole number greater than zero", None);
+                if let (Problem::WrongType { found, .. }, Some(text)) = (&mut problem, node.text())
+                    && node.scalar().is_some()
+                    && !node.is_null()
+                {
+                    *found = format!("`{text}`");
+                }
+                out.push(problem);
             }
         }
         Shape::Enum(words) => match node.text() {
@@ -416,7 +423,7 @@ fn check_value(node: &Node, shape: &Shape, path: &str, out: &mut Vec<Problem>) {
 
 /// The candidate closest to `word` by edit distance, if it is close enough to be a typo.
 pub fn closest<'a>(word: &str, candidates: impl Iterator<Item = &'a str>) -> Option<&'a str> {
-    let limit = (word.chars().count() / 3).clamp(1, 3);
+    let limit = (word.chars().count().div_ceil(3)).clamp(1, 3);
     candidates
         .map(|c| (edit_distance(word, c), c))
         .filter(|&(d, _)| d <= limit)

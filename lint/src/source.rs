@@ -15,6 +15,8 @@ pub struct SourceFile {
     bom: usize,
     /// Byte offset of the start of each line (after the mark).
     line_starts: Vec<usize>,
+    /// Whether the whole text is ASCII, so that a character column is a byte column.
+    ascii: bool,
 }
 
 /// A 1-based line and character column range, as reported.
@@ -43,11 +45,13 @@ impl SourceFile {
                 .filter(|&(_, b)| b == b'\n')
                 .map(|(i, _)| i + 1),
         );
+        let ascii = text.is_ascii();
         Self {
             path: path.into(),
             text,
             bom,
             line_starts,
+            ascii,
         }
     }
 
@@ -62,7 +66,12 @@ impl SourceFile {
             return self.text.len();
         };
         let rest = &self.text[start..];
-        let line_text = rest.split('\n').next().unwrap_or("");
+        let line_len = rest.find('\n').unwrap_or(rest.len());
+        // The parser asks for every event's position; ASCII files need no character walk.
+        if self.ascii && col <= line_len {
+            return start + col;
+        }
+        let line_text = &rest[..line_len];
         // Columns past the end of the line (a position on the line break) stay on it.
         if let Some((i, _)) = line_text.char_indices().nth(col) {
             return start + i;

@@ -129,7 +129,10 @@ pub fn run(args: &EvalArgs) -> ExitCode {
                     "{}",
                     json!({"error": {"kind": kind, "message": error.to_string(), "cost": error.cost()}})
                 ),
-                Format::Full => eprintln!("error[{kind}]: {error} (cost {})", error.cost()),
+                Format::Full => {
+                    eprintln!("error[{kind}]: {error}");
+                    eprintln!("cost: {}", error.cost());
+                }
             }
             ExitCode::from(1)
         }

@@ -13,6 +13,7 @@
 use std::io;
 use std::sync::Arc;
 
+use super::json::ValueSeed;
 use super::value::{Key, MapValue, Value};
 use crate::EventBounds;
 
@@ -86,64 +87,40 @@ impl Event {
                 bound: raw_bound,
             });
         }
-        let json: serde_json::Value =
-            serde_json::from_str(text).map_err(|e| EventError::Json(e.to_string()))?;
-        Event::from_value(&json, bounds)
+        // Parsed straight into values: no intermediate JSON tree.
+        let mut deserializer = serde_json::Deserializer::from_str(text);
+        let value = serde::de::DeserializeSeed::deserialize(ValueSeed, &mut deserializer)
+            .and_then(|value| deserializer.end().map(|()| value))
+            .map_err(|e| EventError::Json(e.to_string()))?;
+        Event::from_parsed(&value, bounds)
     }
 
     /// Checks an already parsed JSON object against `bounds`.
     pub fn from_value(json: &serde_json::Value, bounds: &EventBounds) -> Result<Event, EventError> {
-        let serde_json::Value::Object(fields) = json else {
+        Event::from_parsed(&Value::from_json(json), bounds)
+    }
+
+    fn from_parsed(value: &Value, bounds: &EventBounds) -> Result<Event, EventError> {
+        let Value::Map(fields) = value else {
             return Err(EventError::NotAnObject);
         };
         let mut entries = Vec::with_capacity(7);
         for field in HEADER_FIELDS {
-            let value = match fields.get(field) {
-                None if REQUIRED.contains(&field) => return Err(EventError::Missing(field)),
-                None => "",
-                Some(serde_json::Value::String(s)) => s.as_str(),
-                Some(_) => {
-                    return Err(EventError::WrongType {
-                        field,
-                        expected: "a string",
-                    });
-                }
-            };
-            if value.len() as u64 > bounds.header_field {
-                return Err(EventError::TooLarge {
-                    field,
-                    bound: bounds.header_field,
-                });
-            }
-            entries.push((Key::String(Arc::from(field)), Value::string(value)));
+            let value = string_field(fields, field, bounds.header_field)?;
+            entries.push((Key::String(Arc::from(field)), value));
         }
-        let text = match fields.get("text") {
-            None => "",
-            Some(serde_json::Value::String(s)) => s.as_str(),
-            Some(_) => {
-                return Err(EventError::WrongType {
-                    field: "text",
-                    expected: "a string",
-                });
-            }
-        };
-        if text.len() as u64 > bounds.text {
-            return Err(EventError::TooLarge {
-                field: "text",
-                bound: bounds.text,
-            });
-        }
-        entries.push((Key::String(Arc::from("text")), Value::string(text)));
-        let attributes = match fields.get("attributes") {
+        let text = string_field(fields, "text", bounds.text)?;
+        entries.push((Key::String(Arc::from("text")), text));
+        let attributes = match fields.get_str("attributes") {
             None => Value::Map(Arc::new(MapValue::default())),
-            Some(object @ serde_json::Value::Object(_)) => {
+            Some(object @ Value::Map(_)) => {
                 if compact_len_exceeds(object, bounds.attributes) {
                     return Err(EventError::TooLarge {
                         field: "attributes",
                         bound: bounds.attributes,
                     });
                 }
-                Value::from_json(object)
+                object.clone()
             }
             Some(_) => {
                 return Err(EventError::WrongType {
@@ -183,6 +160,20 @@ impl Event {
     }
 }
 
+/// A string field within its bound; absent optional fields are the empty string.
+fn string_field(fields: &MapValue, field: &'static str, bound: u64) -> Result<Value, EventError> {
+    match fields.get_str(field) {
+        None if REQUIRED.contains(&field) => Err(EventError::Missing(field)),
+        None => Ok(Value::string("")),
+        Some(value @ Value::String(s)) if s.len() as u64 <= bound => Ok(value.clone()),
+        Some(Value::String(_)) => Err(EventError::TooLarge { field, bound }),
+        Some(_) => Err(EventError::WrongType {
+            field,
+            expected: "a string",
+        }),
+    }
+}
+
 /// A writer that only counts bytes and fails once the count passes a bound, so measuring a huge
 /// value stops early.
 struct CountingWriter {
@@ -205,7 +196,7 @@ impl io::Write for CountingWriter {
 }
 
 /// Whether `value` written as compact JSON is longer than `bound` bytes.
-fn compact_len_exceeds(value: &serde_json::Value, bound: u64) -> bool {
+fn compact_len_exceeds(value: &Value, bound: u64) -> bool {
     let mut writer = CountingWriter { count: 0, bound };
     serde_json::to_writer(&mut writer, value).is_err()
 }
@@ -245,6 +236,16 @@ mod tests {
         ));
         assert_eq!(event("[1]").unwrap_err(), EventError::NotAnObject);
         assert!(matches!(event("{"), Err(EventError::Json(_))));
+    }
+
+    #[test]
+    fn deeply_nested_attributes_are_refused_not_overflowed() {
+        let deep = format!(
+            r#"{{"id":"1","source":"s","type":"t","attributes":{{"a":{}1{}}}}}"#,
+            "[".repeat(5000),
+            "]".repeat(5000)
+        );
+        assert!(matches!(event(&deep), Err(EventError::Json(_))));
     }
 
     #[test]

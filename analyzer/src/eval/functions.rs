@@ -7,7 +7,7 @@ use std::sync::Arc;
 use super::interp::{Eval, Fault, Interp, error, no_overload};
 use super::regex::{CelRegex, SCAN_CHUNK};
 use super::time::{Duration, Timestamp};
-use super::value::Value;
+use super::value::{Value, brief};
 use crate::cost::table;
 use crate::syntax::{BinaryOp, NodeId};
 
@@ -84,11 +84,19 @@ impl Interp<'_> {
             Some(t) => Some(self.eval(t)?),
             None => None,
         };
-        let mut values = Vec::with_capacity(args.len());
-        for &arg in args {
-            values.push(self.eval(arg)?);
+        // Every standard function takes at most two arguments besides its receiver; a fixed
+        // buffer keeps calls free of heap allocation.
+        let mut buffer = [Value::Null, Value::Null];
+        if args.len() > buffer.len() {
+            return Err(error(format!(
+                "no matching overload for '{function}' with {} arguments",
+                args.len()
+            )));
         }
-        match (receiver, values.as_slice()) {
+        for (slot, &arg) in buffer.iter_mut().zip(args) {
+            *slot = self.eval(arg)?;
+        }
+        match (receiver, &buffer[..args.len()]) {
             (Some(recv), rest) => self.member(id, function, &recv, rest),
             (None, [x]) => self.global(function, x),
             (None, [s, pattern]) if function == "matches" => self.matches(id, s, pattern),
@@ -145,7 +153,7 @@ impl Interp<'_> {
                         self.charge(
                             table::convert_sized(n)
                                 .max(table::CALL)
-                                .saturating_add(table::alloc_bytes(n)),
+                                .saturating_add(self.alloc(table::alloc_bytes(n))),
                         )?;
                         Ok(Value::Bytes(Arc::from(s.as_bytes())))
                     }
@@ -155,6 +163,10 @@ impl Interp<'_> {
             _ => {}
         }
         self.charge(table::CALL)?;
+        // Counting code points and parsing numbers read the whole string.
+        if let Value::String(s) = x {
+            self.meter.note_work(table::traversal(s.len() as u64))?;
+        }
         match (function, x) {
             ("size", Value::String(s)) => Ok(Value::Int(s.chars().count() as i64)),
             ("size", Value::Bytes(b)) => Ok(Value::Int(b.len() as i64)),
@@ -171,7 +183,10 @@ impl Interp<'_> {
             ("bool", Value::String(s)) => match &**s {
                 "1" | "t" | "T" | "true" | "TRUE" | "True" => Ok(Value::Bool(true)),
                 "0" | "f" | "F" | "false" | "FALSE" | "False" => Ok(Value::Bool(false)),
-                _ => Err(error(format!("cannot convert {s:?} to bool"))),
+                _ => Err(error(format!(
+                    "cannot convert {} to bool",
+                    brief(&format!("{s:?}"))
+                ))),
             },
             ("timestamp", Value::String(s)) => Timestamp::parse(s)
                 .map(Value::Timestamp)
@@ -198,7 +213,7 @@ impl Interp<'_> {
                 self.charge(
                     table::convert_sized(n)
                         .max(table::CALL)
-                        .saturating_add(table::alloc_bytes(n)),
+                        .saturating_add(self.alloc(table::alloc_bytes(n))),
                 )?;
                 return std::str::from_utf8(b)
                     .map(|s| Value::String(Arc::from(s)))
@@ -215,7 +230,7 @@ impl Interp<'_> {
         };
         // These results are at most a few dozen bytes, so charging right after formatting cannot
         // overshoot the limit by more than that.
-        self.charge(table::CALL.saturating_add(table::alloc_bytes(text.len() as u64)))?;
+        self.charge(table::CALL.saturating_add(self.alloc(table::alloc_bytes(text.len() as u64))))?;
         Ok(Value::String(text))
     }
 
@@ -235,13 +250,13 @@ impl Interp<'_> {
                 CelRegex::new(p).map_err(|e| error(format!("invalid regular expression: {e}")))?;
             &compiled
         };
-        re.is_match(s, &self.meter)
+        re.is_match(s, &mut self.meter)
             .map(Value::Bool)
             .map_err(Fault::Stop)
     }
 
     /// `s.contains(t)`, reading the deadline between windows of a long haystack.
-    fn scan_contains(&self, s: &str, t: &str) -> Result<bool, Fault> {
+    fn scan_contains(&mut self, s: &str, t: &str) -> Result<bool, Fault> {
         if s.len() <= SCAN_CHUNK || t.is_empty() {
             return Ok(s.contains(t));
         }
@@ -273,10 +288,12 @@ fn to_int(x: &Value) -> Eval {
             Ok(Value::Int(d.trunc() as i64))
         }
         Value::Double(_) => Err(range()),
-        Value::String(s) => s
-            .parse::<i64>()
-            .map(Value::Int)
-            .map_err(|_| error(format!("cannot convert {s:?} to int"))),
+        Value::String(s) => s.parse::<i64>().map(Value::Int).map_err(|_| {
+            error(format!(
+                "cannot convert {} to int",
+                brief(&format!("{s:?}"))
+            ))
+        }),
         Value::Timestamp(t) => Ok(Value::Int(t.seconds())),
         _ => Err(no_overload("int", &[x])),
     }
@@ -291,10 +308,12 @@ fn to_uint(x: &Value) -> Eval {
             Ok(Value::Uint(d.trunc() as u64))
         }
         Value::Double(_) => Err(range()),
-        Value::String(s) => s
-            .parse::<u64>()
-            .map(Value::Uint)
-            .map_err(|_| error(format!("cannot convert {s:?} to uint"))),
+        Value::String(s) => s.parse::<u64>().map(Value::Uint).map_err(|_| {
+            error(format!(
+                "cannot convert {} to uint",
+                brief(&format!("{s:?}"))
+            ))
+        }),
         _ => Err(no_overload("uint", &[x])),
     }
 }
@@ -304,9 +323,12 @@ fn to_double(x: &Value) -> Eval {
         Value::Double(_) => Ok(x.clone()),
         Value::Int(i) => Ok(Value::Double(*i as f64)),
         Value::Uint(u) => Ok(Value::Double(*u as f64)),
-        Value::String(s) => parse_double(s)
-            .map(Value::Double)
-            .ok_or_else(|| error(format!("cannot convert {s:?} to double"))),
+        Value::String(s) => parse_double(s).map(Value::Double).ok_or_else(|| {
+            error(format!(
+                "cannot convert {} to double",
+                brief(&format!("{s:?}"))
+            ))
+        }),
         _ => Err(no_overload("double", &[x])),
     }
 }

@@ -6,7 +6,7 @@ use std::cmp::Ordering;
 use std::sync::Arc;
 
 use super::meter::{Meter, Stop};
-use super::value::{MapValue, TypeValue, Value};
+use super::value::{MapValue, TypeValue, Value, brief};
 use super::{Activation, Program};
 use crate::cost::table;
 use crate::syntax::{BinaryOp, Comprehension, ExprKind, MacroKind, NodeId, UnaryOp};
@@ -43,7 +43,7 @@ pub(crate) fn no_overload(name: &str, operands: &[&Value]) -> Fault {
 }
 
 /// Comprehension iterations between explicit deadline reads (charges read it too).
-const LOOP_DEADLINE_EVERY: usize = 256;
+const LOOP_DEADLINE_EVERY: usize = 64;
 
 pub(crate) struct Interp<'p> {
     pub(crate) program: &'p Program,
@@ -61,6 +61,11 @@ impl<'p> Interp<'p> {
             meter,
             locals: Vec::new(),
         }
+    }
+
+    /// The allocation part of a charge, or zero when the cost model leaves allocations out.
+    pub(crate) fn alloc(&self, units: u64) -> u64 {
+        self.meter.model().alloc(units)
     }
 
     pub(crate) fn charge(&mut self, units: u64) -> Result<(), Fault> {
@@ -125,7 +130,7 @@ impl<'p> Interp<'p> {
             }
             ExprKind::List(items) => {
                 let n = items.len() as u64;
-                self.charge(table::LIST_CREATE.saturating_add(table::alloc_list(n)))?;
+                self.charge(table::LIST_CREATE.saturating_add(self.alloc(table::alloc_list(n))))?;
                 let mut values = Vec::with_capacity(items.len());
                 for &item in items {
                     values.push(self.eval(item)?);
@@ -134,7 +139,7 @@ impl<'p> Interp<'p> {
             }
             ExprKind::Map(entries) => {
                 let n = entries.len() as u64;
-                self.charge(table::MAP_CREATE.saturating_add(table::alloc_map(n)))?;
+                self.charge(table::MAP_CREATE.saturating_add(self.alloc(table::alloc_map(n))))?;
                 let mut pairs = Vec::with_capacity(entries.len());
                 for entry in entries {
                     let key = self.eval(entry.key)?;
@@ -175,6 +180,11 @@ impl<'p> Interp<'p> {
     /// type name such as `google.protobuf.Timestamp`), unless an iteration variable shadows it.
     fn qualified(&self, id: NodeId) -> Option<Value> {
         let (name, root) = self.program.qualified[id as usize].as_ref()?;
+        // The common case, `event.text` with no dotted variable bound and no type name spelled,
+        // needs none of the lookups below.
+        if !self.activation.has_dotted() && !name.starts_with("google.protobuf.") {
+            return None;
+        }
         let ExprKind::Ident {
             name: root_name,
             rooted,
@@ -236,6 +246,10 @@ impl<'p> Interp<'p> {
         match op {
             BinaryOp::Eq | BinaryOp::Ne => {
                 self.charge(table::compare_sized(a.cost_size(), b.cost_size()).max(table::CALL))?;
+                // Lists and maps compare element by element, deeper than the charge sees.
+                if matches!(a, Value::List(_) | Value::Map(_)) {
+                    self.meter.note_work(a.cost_size().min(b.cost_size()))?;
+                }
                 let eq = a.cel_eq(b);
                 Ok(Value::Bool(if op == BinaryOp::Eq { eq } else { !eq }))
             }
@@ -282,7 +296,9 @@ impl<'p> Interp<'p> {
         match (lhs, rhs) {
             (Value::String(left), Value::String(right)) => {
                 let (n, m) = (left.len() as u64, right.len() as u64);
-                self.charge(table::concat(n, m).saturating_add(table::alloc_bytes(n + m)))?;
+                self.charge(
+                    table::concat(n, m).saturating_add(self.alloc(table::alloc_bytes(n + m))),
+                )?;
                 let mut joined = String::with_capacity(left.len() + right.len());
                 joined.push_str(left);
                 joined.push_str(right);
@@ -290,12 +306,14 @@ impl<'p> Interp<'p> {
             }
             (Value::Bytes(left), Value::Bytes(right)) => {
                 let (n, m) = (left.len() as u64, right.len() as u64);
-                self.charge(table::concat(n, m).saturating_add(table::alloc_bytes(n + m)))?;
+                self.charge(
+                    table::concat(n, m).saturating_add(self.alloc(table::alloc_bytes(n + m))),
+                )?;
                 Ok(Value::Bytes([&left[..], &right[..]].concat().into()))
             }
             (Value::List(left), Value::List(right)) => {
                 let n = (left.len() + right.len()) as u64;
-                self.charge(table::CALL.saturating_add(table::alloc_list(n)))?;
+                self.charge(table::CALL.saturating_add(self.alloc(table::alloc_list(n))))?;
                 Ok(Value::List(
                     left.iter().chain(right.iter()).cloned().collect(),
                 ))
@@ -396,10 +414,10 @@ impl<'p> Interp<'p> {
                 continue;
             }
             let element = if let Some(transform) = c.transform {
-                self.charge(table::MAP_APPEND.saturating_add(table::alloc_list(1)))?;
+                self.charge(table::MAP_APPEND.saturating_add(self.alloc(table::alloc_list(1))))?;
                 self.with_local(&c.var, item.clone(), transform)?
             } else {
-                self.charge(table::FILTER_APPEND.saturating_add(table::alloc_list(1)))?;
+                self.charge(table::FILTER_APPEND.saturating_add(self.alloc(table::alloc_list(1))))?;
                 item.clone()
             };
             out.push(element);
@@ -481,7 +499,7 @@ fn index_value(base: &Value, key: &Value) -> Eval {
             }
             map.get(key)
                 .cloned()
-                .ok_or_else(|| error(format!("no such key: {key}")))
+                .ok_or_else(|| error(format!("no such key: {}", brief(&key.to_string()))))
         }
         _ => Err(no_overload("_[_]", &[base, key])),
     }

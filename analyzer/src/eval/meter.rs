@@ -11,12 +11,20 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+use crate::cost::CostModel;
+
 /// The default wall-clock budget of one evaluation (SPEC T2, E12).
 pub const DEFAULT_DEADLINE: Duration = Duration::from_millis(250);
 
 /// How many charged units may pass between two reads of the clock. One unit is roughly 50–100 ns
 /// of work, so this is well under a millisecond between checks.
 pub const DEADLINE_CHECK_UNITS: u64 = 4096;
+
+/// Charged units after which the meter first reads the clock and starts the deadline. Reading a
+/// clock costs about as much as a whole cheap filter, so filters that stay below this never read
+/// it; any charge that crosses it (a large scan included) starts the clock before its work runs,
+/// so the work done off the clock is at most this many units of cheap operations.
+pub const CLOCK_START_UNITS: u64 = 256;
 
 /// A monotonic clock.
 pub trait Clock: Send + Sync {
@@ -113,6 +121,8 @@ pub struct Limits {
     pub deadline: Duration,
     /// Where time comes from.
     pub clock: Arc<dyn Clock>,
+    /// Which parts of the cost model are charged; the estimator must use the same.
+    pub model: CostModel,
 }
 
 impl std::fmt::Debug for Limits {
@@ -120,6 +130,7 @@ impl std::fmt::Debug for Limits {
         f.debug_struct("Limits")
             .field("cost", &self.cost)
             .field("deadline", &self.deadline)
+            .field("model", &self.model)
             .finish_non_exhaustive()
     }
 }
@@ -131,6 +142,7 @@ impl Default for Limits {
             cost: Some(crate::cost::table::DEFAULT_COST_LIMIT),
             deadline: DEFAULT_DEADLINE,
             clock: Arc::new(SystemClock::new()),
+            model: CostModel::FULL,
         }
     }
 }
@@ -150,6 +162,13 @@ impl Limits {
         self
     }
 
+    /// Sets the cost model.
+    #[must_use]
+    pub fn with_model(mut self, model: CostModel) -> Self {
+        self.model = model;
+        self
+    }
+
     /// Sets the clock.
     #[must_use]
     pub fn with_clock(mut self, clock: Arc<dyn Clock>) -> Self {
@@ -162,22 +181,37 @@ impl Limits {
 pub struct Meter<'a> {
     cost: u64,
     limit: Option<u64>,
+    /// The budget until the clock starts, then the clock time at which it ends.
     deadline: Duration,
+    started: bool,
+    /// Work done so far in cost units: everything charged, plus work that the cost model prices
+    /// below its real size (see [`Meter::note_work`]). The clock is read as this grows.
+    work: u64,
     next_check: u64,
     clock: &'a dyn Clock,
+    model: CostModel,
 }
 
 impl<'a> Meter<'a> {
-    /// A meter whose deadline is `limits.deadline` from now.
+    /// A meter whose deadline is `limits.deadline` after the clock starts (see
+    /// [`CLOCK_START_UNITS`]).
     pub fn new(limits: &'a Limits) -> Self {
         let clock: &dyn Clock = limits.clock.as_ref();
         Self {
             cost: 0,
             limit: limits.cost,
-            deadline: clock.now().saturating_add(limits.deadline),
-            next_check: DEADLINE_CHECK_UNITS,
+            deadline: limits.deadline,
+            started: false,
+            work: 0,
+            next_check: CLOCK_START_UNITS,
             clock,
+            model: limits.model,
         }
+    }
+
+    /// The cost model this meter charges by.
+    pub fn model(&self) -> CostModel {
+        self.model
     }
 
     /// Cost charged so far.
@@ -196,17 +230,32 @@ impl<'a> Meter<'a> {
             }
         }
         self.cost = total;
-        if total >= self.next_check {
-            self.next_check = total.saturating_add(DEADLINE_CHECK_UNITS);
+        self.note_work(units)
+    }
+
+    /// Counts work that is not charged (or charged below its size, such as the `CALL` of
+    /// `size()` on a long string, which counts code points), so the clock is still read every
+    /// [`DEADLINE_CHECK_UNITS`] units of real work.
+    #[inline]
+    pub fn note_work(&mut self, units: u64) -> Result<(), Stop> {
+        self.work = self.work.saturating_add(units);
+        if self.work >= self.next_check {
+            self.next_check = self.work.saturating_add(DEADLINE_CHECK_UNITS);
             self.check_deadline()?;
         }
         Ok(())
     }
 
-    /// Reads the clock and stops if the deadline has passed. Long scans and loops call this
-    /// between chunks of work.
-    pub fn check_deadline(&self) -> Result<(), Stop> {
-        if self.clock.now() >= self.deadline {
+    /// Reads the clock and stops if the deadline has passed (the first read starts the clock).
+    /// Long scans and loops call this between chunks of work.
+    pub fn check_deadline(&mut self) -> Result<(), Stop> {
+        let now = self.clock.now();
+        if !self.started {
+            self.started = true;
+            self.deadline = now.saturating_add(self.deadline);
+            return Ok(());
+        }
+        if now >= self.deadline {
             return Err(Stop::Deadline { cost: self.cost });
         }
         Ok(())
@@ -237,15 +286,42 @@ mod tests {
         let clock = Arc::new(ManualClock::new());
         let limits = limits(None, clock.clone()).with_deadline(Duration::from_millis(5));
         let mut meter = Meter::new(&limits);
+        // The first crossing of the start threshold starts the clock.
+        meter.charge(CLOCK_START_UNITS).unwrap();
         clock.advance(Duration::from_millis(10));
         // Below the check interval the clock is not read, so the charge succeeds.
         meter.charge(DEADLINE_CHECK_UNITS - 1).unwrap();
         assert_eq!(
             meter.charge(1),
             Err(Stop::Deadline {
-                cost: DEADLINE_CHECK_UNITS
+                cost: CLOCK_START_UNITS + DEADLINE_CHECK_UNITS
             })
         );
+    }
+
+    #[test]
+    fn cheap_evaluations_never_read_the_clock() {
+        // A clock that moves an hour per read: any read past the start would stop the meter.
+        let clock = Arc::new(ManualClock::stepping(Duration::from_secs(3600)));
+        let limits = limits(None, clock);
+        let mut meter = Meter::new(&limits);
+        meter.charge(CLOCK_START_UNITS - 1).unwrap();
+        assert_eq!(
+            meter.charge(1),
+            Ok(()),
+            "the first read only starts the clock"
+        );
+        assert!(meter.charge(DEADLINE_CHECK_UNITS).is_err());
+    }
+
+    #[test]
+    fn uncharged_work_reads_the_clock_too() {
+        let clock = Arc::new(ManualClock::stepping(Duration::from_secs(3600)));
+        let limits = limits(Some(10), clock);
+        let mut meter = Meter::new(&limits);
+        meter.note_work(CLOCK_START_UNITS).unwrap();
+        assert!(meter.note_work(DEADLINE_CHECK_UNITS).is_err());
+        assert_eq!(meter.cost(), 0, "work is not cost");
     }
 
     #[test]

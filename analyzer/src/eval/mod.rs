@@ -14,6 +14,7 @@ pub mod base64;
 mod event;
 mod functions;
 mod interp;
+mod json;
 pub mod meter;
 mod regex;
 pub mod time;

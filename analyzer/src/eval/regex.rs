@@ -7,7 +7,9 @@
 //! call overrun the deadline by more than one chunk's work.
 
 use regex_automata::hybrid::dfa::{Cache, DFA};
-use regex_automata::{Input, meta, nfa::thompson, util::syntax};
+use regex_automata::util::prefilter::Prefilter;
+use regex_automata::{Input, MatchKind, Span, meta, nfa::thompson, util::syntax};
+use regex_syntax::hir::literal::{ExtractKind, Extractor};
 
 use super::meter::{Meter, Stop};
 
@@ -26,6 +28,10 @@ const NEST_LIMIT: u32 = 64;
 pub struct CelRegex {
     meta: meta::Regex,
     lazy: Option<DFA>,
+    /// Literals one of which every match ends with, when there are finitely many: a haystack
+    /// holding none of them cannot match. The meta engine has no prefilter for start-anchored
+    /// patterns such as `^fix(\(.*\))?: `, which would otherwise scan a long line to its end.
+    required: Option<Prefilter>,
 }
 
 impl CelRegex {
@@ -54,11 +60,21 @@ impl CelRegex {
             .thompson(thompson::Config::new().nfa_size_limit(Some(NFA_SIZE_LIMIT)))
             .build(pattern)
             .ok();
-        Ok(CelRegex { meta, lazy })
+        Ok(CelRegex {
+            meta,
+            lazy,
+            required: required_suffixes(pattern),
+        })
     }
 
     /// Whether the pattern matches anywhere in `haystack`, reading the deadline between chunks.
-    pub fn is_match(&self, haystack: &str, meter: &Meter<'_>) -> Result<bool, Stop> {
+    pub fn is_match(&self, haystack: &str, meter: &mut Meter<'_>) -> Result<bool, Stop> {
+        if let Some(required) = &self.required {
+            let bytes = haystack.as_bytes();
+            if required.find(bytes, Span::from(0..bytes.len())).is_none() {
+                return Ok(false);
+            }
+        }
         if haystack.len() <= SCAN_CHUNK {
             return Ok(self.meta.is_match(haystack));
         }
@@ -79,7 +95,7 @@ fn step(
     dfa: &DFA,
     cache: &mut Cache,
     haystack: &[u8],
-    meter: &Meter<'_>,
+    meter: &mut Meter<'_>,
 ) -> Result<Option<bool>, Stop> {
     let Ok(mut sid) = dfa.start_state_forward(cache, &Input::new(haystack)) else {
         return Ok(None);
@@ -110,6 +126,22 @@ fn step(
         Ok(end) => Ok(Some(end.is_match())),
         Err(_) => Ok(None),
     }
+}
+
+/// The prefilter of the suffix literals of `pattern`, when every match must end with one of
+/// finitely many non-empty literals.
+fn required_suffixes(pattern: &str) -> Option<Prefilter> {
+    let hir = regex_syntax::ParserBuilder::new()
+        .nest_limit(NEST_LIMIT)
+        .build()
+        .parse(pattern)
+        .ok()?;
+    let seq = Extractor::new().kind(ExtractKind::Suffix).extract(&hir);
+    let literals = seq.literals()?;
+    if literals.is_empty() || literals.iter().any(|l| l.as_bytes().is_empty()) {
+        return None;
+    }
+    Prefilter::new(MatchKind::All, literals)
 }
 
 /// A one-line reason for a refused pattern.
@@ -144,25 +176,71 @@ mod tests {
     #[test]
     fn long_inputs_match_like_short_ones() {
         let limits = Limits::default();
-        let meter = Meter::new(&limits);
+        let mut meter = Meter::new(&limits);
         let re = CelRegex::new("needle[0-9]+$").unwrap();
         let mut long = "x".repeat(3 * SCAN_CHUNK);
-        assert!(!re.is_match(&long, &meter).unwrap());
+        assert!(!re.is_match(&long, &mut meter).unwrap());
         long.push_str("needle42");
-        assert!(re.is_match(&long, &meter).unwrap());
+        assert!(re.is_match(&long, &mut meter).unwrap());
         let anchored = CelRegex::new("^x+y").unwrap();
-        assert!(!anchored.is_match(&long, &meter).unwrap());
+        assert!(!anchored.is_match(&long, &mut meter).unwrap());
+    }
+
+    #[test]
+    fn required_literals_reject_without_changing_answers() {
+        let limits = Limits::default();
+        let mut meter = Meter::new(&limits);
+        let re = CelRegex::new(r"^fix(\(.*\))?: ").unwrap();
+        assert!(re.required.is_some());
+        let no_suffix = format!("fix({}", "word ".repeat(4000));
+        assert!(!re.is_match(&no_suffix, &mut meter).unwrap());
+        assert!(re.is_match("fix(parser): x", &mut meter).unwrap());
+        assert!(re.is_match("fix: x", &mut meter).unwrap());
+        // A suffix literal present but no match: the regex still decides.
+        assert!(!re.is_match("feat(x): y", &mut meter).unwrap());
+        // Unbounded literal sets get no prefilter.
+        assert!(CelRegex::new("[a-z]+").unwrap().required.is_none());
+        let case = CelRegex::new("(?i)ERROR$").unwrap();
+        assert!(case.is_match("an Error", &mut meter).unwrap());
+    }
+
+    proptest::proptest! {
+        /// The prefilter and the chunked scan never change an answer of the plain engine.
+        #[test]
+        fn answers_agree_with_the_plain_engine(
+            pieces in proptest::collection::vec(
+                proptest::sample::select(vec!["a", "b", ":", " ", "(", "\\)", ".*", "a|b", "^", "$", "(?i)A", "x?", "[ab]", "\\d"]),
+                1..6,
+            ),
+            haystack in "[ab(): x0\n]{0,40}",
+            repeat in 0usize..3,
+        ) {
+            let pattern: String = pieces.concat();
+            let Ok(plain) = meta::Regex::new(&pattern) else { return Ok(()) };
+            let Ok(ours) = CelRegex::new(&pattern) else { return Ok(()) };
+            let limits = Limits::default();
+            let mut meter = Meter::new(&limits);
+            // Repeating pushes some haystacks past the chunk size, onto the stepping path.
+            let haystack = if repeat == 2 { haystack.repeat(SCAN_CHUNK / 8 + 1) } else { haystack };
+            proptest::prop_assert_eq!(
+                ours.is_match(&haystack, &mut meter).unwrap(),
+                plain.is_match(&haystack),
+                "pattern {:?}", pattern
+            );
+        }
     }
 
     #[test]
     fn long_scans_read_the_deadline() {
         let clock = Arc::new(ManualClock::stepping(Duration::from_millis(100)));
         let limits = Limits::default().with_clock(clock);
-        let meter = Meter::new(&limits);
-        let re = CelRegex::new("z$").unwrap();
+        let mut meter = Meter::new(&limits);
+        // No finite set of suffix literals, so only the scan can answer.
+        let re = CelRegex::new(r"x\d$").unwrap();
+        assert!(re.required.is_none());
         let long = "x".repeat(8 * SCAN_CHUNK);
         assert!(matches!(
-            re.is_match(&long, &meter),
+            re.is_match(&long, &mut meter),
             Err(Stop::Deadline { .. })
         ));
     }

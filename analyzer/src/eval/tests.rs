@@ -368,3 +368,157 @@ fn matches_and_contains_on_event_text() {
         );
     }
 }
+
+#[test]
+fn cpu_only_model_leaves_allocation_out() {
+    let mut b = B::default();
+    let x = b.str("abcdefghij");
+    let y = b.str("klmnopqrstu");
+    b.bin(BinaryOp::Add, x, y);
+    let program = b.program();
+    let limits = Limits::default()
+        .with_model(crate::cost::CostModel::CPU_ONLY)
+        .with_clock(Arc::new(ManualClock::new()));
+    let result = program.eval(&Activation::new(), &limits).unwrap();
+    assert_eq!(result.cost, table::concat(10, 11));
+}
+
+/// Parses with the real parser at its default limits.
+fn parsed(source: &str) -> Program {
+    let ast = crate::syntax::parse(
+        source,
+        &crate::syntax::ParseOptions {
+            max_bytes: 1 << 16,
+            ..Default::default()
+        },
+    )
+    .unwrap_or_else(|d| panic!("{source}: {d:?}"));
+    Program::new(ast).expect("valid program")
+}
+
+#[test]
+fn the_deepest_parsable_expressions_evaluate_without_overflowing_the_stack() {
+    // The parser accepts nesting up to its depth limit; evaluation recurses once per level, and
+    // must fit in a test thread's stack even in a debug build. Each shape is nested as deep as
+    // the parser allows.
+    let shapes: [fn(usize) -> String; 5] = [
+        |k| format!("{}1", "-".repeat(k)),
+        |k| format!("{}1{}", "[".repeat(k), "]".repeat(k)),
+        |k| format!("{}1{}", "size([".repeat(k), "])".repeat(k)),
+        |k| format!("{}true{}", "[1].exists(x, ".repeat(k), ")".repeat(k)),
+        |k| format!("{}1{}", "(true ? ".repeat(k), " : 0)".repeat(k)),
+    ];
+    let options = crate::syntax::ParseOptions {
+        max_bytes: 1 << 16,
+        ..Default::default()
+    };
+    for shape in shapes {
+        let deepest = (1..=options.max_depth as usize).rev().find_map(|k| {
+            crate::syntax::parse(&shape(k), &options)
+                .ok()
+                .map(|ast| (k, ast))
+        });
+        let (k, ast) = deepest.expect("some nesting parses");
+        assert!(k >= 20, "{}: only {k} levels parse", shape(1));
+        let program = Program::new(ast).expect("within depth");
+        let result = run(&program, &Activation::new(), None);
+        assert!(result.is_ok(), "{} at {k} levels: {result:?}", shape(1));
+    }
+}
+
+#[test]
+fn string_functions_and_conversions_through_the_parser() {
+    let ev = event(r#"{"n": 3, "tags": ["a", "b"], "when": "2024-01-02T03:04:05Z"}"#);
+    for (source, expected) in [
+        (
+            "event.text.startsWith('hello') && event.text.endsWith('world')",
+            Value::Bool(true),
+        ),
+        (
+            "size(event.text) == 11 && event.text.size() == 11u",
+            Value::Bool(true),
+        ),
+        (
+            "'b' in event.attributes.tags && !('c' in event.attributes.tags)",
+            Value::Bool(true),
+        ),
+        (
+            "event.attributes.n + 1 == 4 && event.attributes.n == 3.0",
+            Value::Bool(true),
+        ),
+        (
+            "timestamp(event.attributes.when).getHours('+01:00')",
+            Value::Int(4),
+        ),
+        ("duration('1h30m').getMinutes()", Value::Int(90)),
+        (
+            "string(1.5) + string(2u) + string(true)",
+            Value::string("1.52true"),
+        ),
+        ("int('42') + int(3.9) + int(uint(1))", Value::Int(46)),
+        (
+            "has(event.attributes.n) && !has(event.attributes.m)",
+            Value::Bool(true),
+        ),
+        (
+            "event.attributes.tags.exists_one(t, t == 'a')",
+            Value::Bool(true),
+        ),
+        (
+            "event.attributes.tags.map(t, t + t)[1]",
+            Value::string("bb"),
+        ),
+        (
+            "type(event.attributes.tags) == list && type(1u) == uint",
+            Value::Bool(true),
+        ),
+        (
+            "{'a': 1}.exists(k, k == 'a') && [1, 2].all(x, x > 0)",
+            Value::Bool(true),
+        ),
+    ] {
+        let result = run(&parsed(source), &Activation::event(&ev), None)
+            .unwrap_or_else(|e| panic!("{source}: {e:?}"));
+        assert!(
+            result.value.cel_eq(&expected) && result.value.type_value() == expected.type_value(),
+            "{source}: {}",
+            result.value
+        );
+    }
+    for source in [
+        "event.attributes.missing",
+        "int('x')",
+        "uint(-1)",
+        "timestamp('2024-13-01T00:00:00Z')",
+        "{'a': 1, 'a': 2}",
+        "[1][5]",
+        "'abc'.matches('(' + '')",
+        "1 + 1u",
+    ] {
+        assert!(
+            matches!(
+                run(&parsed(source), &Activation::event(&ev), None),
+                Err(EvalError::Runtime { .. })
+            ),
+            "{source} should be a runtime error"
+        );
+    }
+}
+
+#[test]
+fn error_messages_quote_long_values_briefly() {
+    let text = "é".repeat(3000);
+    let ev = event(&format!(r#"{{"k": "{text}"}}"#));
+    for source in [
+        "event.attributes[event.attributes.k]",
+        "int(event.attributes.k)",
+        "timestamp(event.attributes.k)",
+    ] {
+        match run(&parsed(source), &Activation::event(&ev), None) {
+            Err(EvalError::Runtime { message, .. }) => {
+                assert!(message.len() < 200, "{source}: {} bytes", message.len());
+            }
+            other => panic!("{source}: {other:?}"),
+        }
+    }
+}

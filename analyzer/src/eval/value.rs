@@ -5,7 +5,6 @@
 //! anything it did not build itself.
 
 use std::cmp::Ordering;
-use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
 
@@ -108,8 +107,9 @@ impl TypeValue {
     }
 }
 
-/// A map key: CEL allows bool, int, uint and string keys.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+/// A map key: CEL allows bool, int, uint and string keys. Keys order by kind first (bool, int,
+/// uint, string), then by value; the order only serves lookups.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Key {
     /// A bool key.
     Bool(bool),
@@ -154,16 +154,19 @@ impl Key {
     }
 }
 
-/// Maps at or below this many entries are searched linearly: faster than hashing for the small
+/// Maps at or below this many entries are searched linearly: faster than any index for the small
 /// maps filters usually see.
 const LINEAR_LOOKUP: usize = 8;
 
 /// An immutable map that keeps its insertion order (for iteration and JSON output) and looks keys
-/// up in O(1) once it has more than a few entries.
+/// up by binary search once it has more than a few entries. A sorted index rather than a hash
+/// table: lookups by `&str` need no allocation, and keys chosen by whoever wrote the event cannot
+/// degrade it the way colliding hashes degrade a hash table.
 #[derive(Clone, Debug, Default)]
 pub struct MapValue {
     entries: Vec<(Key, Value)>,
-    index: Option<HashMap<Key, u32>>,
+    /// Entry positions sorted by key; empty while the map is small.
+    sorted: Vec<u32>,
 }
 
 /// Why a map could not be built.
@@ -189,14 +192,14 @@ impl MapValue {
     pub fn from_entries(pairs: Vec<(Value, Value)>) -> Result<MapValue, MapError> {
         let mut map = MapValue {
             entries: Vec::with_capacity(pairs.len()),
-            index: None,
+            sorted: Vec::new(),
         };
         for (k, v) in pairs {
             let Some(key) = Key::from_value(&k) else {
                 return Err(MapError::InvalidKey(k.type_value().name().to_owned()));
             };
             if map.get(&k).is_some() {
-                return Err(MapError::RepeatedKey(format!("{k}")));
+                return Err(MapError::RepeatedKey(brief(&k.to_string())));
             }
             map.push(key, v);
         }
@@ -207,41 +210,80 @@ impl MapValue {
     /// last of repeated keys, so they are distinct by construction).
     pub(crate) fn from_distinct(entries: Vec<(Key, Value)>) -> MapValue {
         let mut map = MapValue {
-            entries: Vec::with_capacity(entries.len()),
-            index: None,
+            entries,
+            sorted: Vec::new(),
         };
-        for (k, v) in entries {
-            map.push(k, v);
-        }
+        map.reindex();
         map
     }
 
-    fn push(&mut self, key: Key, value: Value) {
-        let position = self.entries.len() as u32;
-        if let Some(index) = &mut self.index {
-            index.insert(key.clone(), position);
-        } else if self.entries.len() == LINEAR_LOOKUP {
-            let mut index: HashMap<Key, u32> = self
-                .entries
+    /// Builds a map from the members of a JSON object, in document order; the last of repeated
+    /// keys wins, as in `serde_json`.
+    pub(crate) fn from_json_entries(entries: Vec<(Key, Value)>) -> MapValue {
+        let map = MapValue::from_distinct(entries);
+        let repeated = if map.sorted.is_empty() {
+            map.entries
                 .iter()
                 .enumerate()
-                .map(|(i, (k, _))| (k.clone(), i as u32))
-                .collect();
-            index.insert(key.clone(), position);
-            self.index = Some(index);
+                .any(|(i, (k, _))| map.entries[..i].iter().any(|(earlier, _)| earlier == k))
+        } else {
+            map.sorted
+                .windows(2)
+                .any(|w| map.entries[w[0] as usize].0 == map.entries[w[1] as usize].0)
+        };
+        if !repeated {
+            return map;
         }
+        // Keep each key's last entry, then restore document order. An ordered set keeps this
+        // O(n log n) however many repeats a hostile document holds.
+        let mut seen = std::collections::BTreeSet::new();
+        let mut last: Vec<(Key, Value)> = Vec::with_capacity(map.entries.len());
+        for (key, value) in map.entries.into_iter().rev() {
+            if seen.insert(key.clone()) {
+                last.push((key, value));
+            }
+        }
+        last.reverse();
+        MapValue::from_distinct(last)
+    }
+
+    fn push(&mut self, key: Key, value: Value) {
         self.entries.push((key, value));
+        if self.sorted.is_empty() {
+            self.reindex();
+        } else {
+            let position = self.entries.len() - 1;
+            let key = &self.entries[position].0;
+            let at = self
+                .sorted
+                .partition_point(|&i| &self.entries[i as usize].0 < key);
+            self.sorted.insert(at, position as u32);
+        }
+    }
+
+    /// Builds the sorted index once the map has outgrown linear search.
+    fn reindex(&mut self) {
+        if self.entries.len() <= LINEAR_LOOKUP {
+            return;
+        }
+        let mut sorted: Vec<u32> = (0..self.entries.len() as u32).collect();
+        sorted
+            .sort_unstable_by(|&a, &b| self.entries[a as usize].0.cmp(&self.entries[b as usize].0));
+        self.sorted = sorted;
     }
 
     fn get_key(&self, key: &Key) -> Option<&Value> {
-        match &self.index {
-            Some(index) => index.get(key).map(|&i| &self.entries[i as usize].1),
-            None => self
+        if self.sorted.is_empty() {
+            return self
                 .entries
                 .iter()
                 .find(|(k, _)| k == key)
-                .map(|(_, value)| value),
+                .map(|(_, value)| value);
         }
+        self.sorted
+            .binary_search_by(|&i| self.entries[i as usize].0.cmp(key))
+            .ok()
+            .map(|at| &self.entries[self.sorted[at] as usize].1)
     }
 
     /// Looks a key up with CEL's heterogeneous numeric rules: `m[1]`, `m[1u]` and `m[1.0]` find
@@ -281,15 +323,20 @@ impl MapValue {
 
     /// Looks up a string key.
     pub fn get_str(&self, key: &str) -> Option<&Value> {
-        match &self.index {
-            Some(index) => index
-                .get(&Key::String(Arc::from(key)))
-                .map(|&i| &self.entries[i as usize].1),
-            None => self.entries.iter().find_map(|(k, value)| match k {
+        if self.sorted.is_empty() {
+            return self.entries.iter().find_map(|(k, value)| match k {
                 Key::String(s) if &**s == key => Some(value),
                 _ => None,
-            }),
+            });
         }
+        // Non-string keys sort before every string key.
+        self.sorted
+            .binary_search_by(|&i| match &self.entries[i as usize].0 {
+                Key::String(s) => (**s).cmp(key),
+                _ => Ordering::Less,
+            })
+            .ok()
+            .map(|at| &self.entries[self.sorted[at] as usize].1)
     }
 
     /// Number of entries.
@@ -306,6 +353,20 @@ impl MapValue {
     pub fn entries(&self) -> &[(Key, Value)] {
         &self.entries
     }
+}
+
+/// `text` cut to at most 64 bytes (at a character boundary) with an ellipsis, so that an error
+/// about a 16 KiB string does not carry the whole string.
+pub(crate) fn brief(text: &str) -> String {
+    const MAX: usize = 64;
+    if text.len() <= MAX {
+        return text.to_owned();
+    }
+    let mut end = MAX;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &text[..end])
 }
 
 impl Value {
@@ -552,8 +613,36 @@ mod tests {
             .map(|i| (Value::Int(i), Value::Int(i * 2)))
             .collect();
         let map = MapValue::from_entries(pairs).expect("valid map");
-        assert!(map.index.is_some());
+        assert_eq!(map.sorted.len(), 20);
+        assert!(map.get_str("x").is_none());
         assert!(map.get(&Value::Uint(19)).unwrap().cel_eq(&Value::Int(38)));
+    }
+
+    #[test]
+    fn sorted_index_finds_every_key_of_a_mixed_map() {
+        let mut pairs: Vec<(Value, Value)> = (0..12)
+            .map(|i| (Value::string(&format!("k{i}")), Value::Int(i)))
+            .collect();
+        pairs.push((Value::Bool(true), Value::Int(100)));
+        pairs.push((Value::Uint(7), Value::Int(101)));
+        let map = MapValue::from_entries(pairs).expect("valid map");
+        for i in 0..12 {
+            assert!(
+                map.get_str(&format!("k{i}"))
+                    .unwrap()
+                    .cel_eq(&Value::Int(i))
+            );
+        }
+        assert!(
+            map.get(&Value::Bool(true))
+                .unwrap()
+                .cel_eq(&Value::Int(100))
+        );
+        assert!(map.get(&Value::Int(7)).unwrap().cel_eq(&Value::Int(101)));
+        assert!(map.get_str("k12").is_none());
+        let repeated =
+            MapValue::from_entries((0..12).map(|i| (Value::Int(i % 11), Value::Null)).collect());
+        assert!(matches!(repeated, Err(MapError::RepeatedKey(_))));
     }
 
     #[test]

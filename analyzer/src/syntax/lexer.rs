@@ -374,10 +374,15 @@ impl Lexer<'_, '_> {
     }
 
     fn advance_char(&mut self) {
-        let width = self.text[self.pos..]
-            .chars()
-            .next()
-            .map_or(1, char::len_utf8);
+        // ASCII is the common case; otherwise step over the whole UTF-8 sequence.
+        let width = if self.src[self.pos] < 0x80 {
+            1
+        } else {
+            self.text[self.pos..]
+                .chars()
+                .next()
+                .map_or(1, char::len_utf8)
+        };
         self.pos += width;
     }
 

@@ -28,6 +28,7 @@
 //!   hosts we check do not enable.
 
 mod compound;
+mod support;
 mod tree;
 
 use super::lexer::{Token, TokenKind, tokenize};
@@ -38,26 +39,28 @@ use crate::Diagnostic;
 /// Most errors reported for one expression; past this the parse stops.
 pub(crate) const MAX_ERRORS: usize = 20;
 
-/// Words CEL reserves: refused as identifiers and global function names.
-const RESERVED: [&str; 17] = [
-    "as",
-    "break",
-    "const",
-    "continue",
-    "else",
-    "for",
-    "function",
-    "if",
-    "import",
-    "let",
-    "loop",
-    "package",
-    "namespace",
-    "return",
-    "var",
-    "void",
-    "while",
-];
+/// Whether CEL reserves `name`: refused as an identifier and as a global function name.
+fn is_reserved(name: &str) -> bool {
+    matches!(
+        name,
+        "as" | "break"
+            | "const"
+            | "continue"
+            | "else"
+            | "for"
+            | "function"
+            | "if"
+            | "import"
+            | "let"
+            | "loop"
+            | "package"
+            | "namespace"
+            | "return"
+            | "var"
+            | "void"
+            | "while"
+    )
+}
 
 /// Parses `source` into an AST, or returns every error found (sorted by position).
 pub fn parse(source: &str, options: &ParseOptions) -> Result<Ast, Vec<Diagnostic>> {
@@ -66,12 +69,14 @@ pub fn parse(source: &str, options: &ParseOptions) -> Result<Ast, Vec<Diagnostic
     }
     let mut diagnostics = Vec::new();
     let tokens = tokenize(source, &mut diagnostics);
+    // Nearly every node consumes a token of its own, so this avoids growing the arena.
+    let capacity = tokens.len();
     let mut parser = Parser {
         source,
         tokens,
         pos: 0,
-        nodes: Vec::new(),
-        heights: Vec::new(),
+        nodes: Vec::with_capacity(capacity),
+        heights: Vec::with_capacity(capacity),
         diagnostics,
         depth: 0,
         max_depth: options.max_depth,
@@ -234,153 +239,7 @@ fn starts_expression(kind: TokenKind) -> bool {
     )
 }
 
-impl<'s> Parser<'s> {
-    // ---- tokens -------------------------------------------------------------------------
-
-    fn peek(&self) -> Token {
-        self.peek_at(0)
-    }
-
-    fn peek_at(&self, ahead: usize) -> Token {
-        let last = self.tokens.len() - 1;
-        if self.fatal {
-            return self.tokens[last];
-        }
-        self.tokens[(self.pos + ahead).min(last)]
-    }
-
-    fn at(&self, kind: TokenKind) -> bool {
-        self.peek().kind == kind
-    }
-
-    fn bump(&mut self) -> Token {
-        let token = self.peek();
-        if token.kind != TokenKind::Eof {
-            self.pos += 1;
-        }
-        token
-    }
-
-    fn text(&self, span: Span) -> &'s str {
-        &self.source[span.start as usize..span.end as usize]
-    }
-
-    /// Consumes a token of `kind`, or reports what was expected and leaves the token in place.
-    fn expect(&mut self, kind: TokenKind, help: Option<&str>) -> Option<Span> {
-        if self.at(kind) {
-            return Some(self.bump().span);
-        }
-        let token = self.peek();
-        self.error(
-            token,
-            format!(
-                "expected {}, found {}",
-                kind.describe(),
-                token.kind.describe()
-            ),
-            format!("expected {} here", kind.describe()),
-            help,
-        );
-        None
-    }
-
-    // ---- diagnostics ----------------------------------------------------------------------
-
-    /// Reports a syntax error at `token`, unless the lexer already reported it, an error was
-    /// already reported there, or the parse has stopped.
-    fn error(
-        &mut self,
-        token: Token,
-        message: String,
-        label: impl Into<String>,
-        help: Option<&str>,
-    ) {
-        if token.kind == TokenKind::Error {
-            return;
-        }
-        let mut diagnostic = Diagnostic::error("cel-syntax", token.span, message).with_label(label);
-        if let Some(help) = help {
-            diagnostic = diagnostic.with_help(help);
-        }
-        self.report(diagnostic);
-    }
-
-    fn report(&mut self, diagnostic: Diagnostic) {
-        if self.fatal {
-            return;
-        }
-        if self
-            .diagnostics
-            .iter()
-            .any(|d| d.span.start == diagnostic.span.start && d.code == diagnostic.code)
-        {
-            return;
-        }
-        self.diagnostics.push(diagnostic);
-        if self.diagnostics.len() >= MAX_ERRORS {
-            self.fatal = true;
-        }
-    }
-
-    fn too_deep(&mut self, span: Span, what: &str) {
-        let diagnostic = Diagnostic::error(
-            "nesting-too-deep",
-            span,
-            format!(
-                "expression nests too deeply: {what} exceeds the limit of {} levels",
-                self.max_depth
-            ),
-        )
-        .with_label("nesting limit reached here")
-        .with_help(
-            "split the expression, or flatten long chains (e.g. use `x in [a, b, c]` instead \
-             of many `||` clauses)",
-        );
-        self.report(diagnostic);
-        self.fatal = true;
-    }
-
-    // ---- nodes ------------------------------------------------------------------------------
-
-    /// Adds a node whose children are `children`, enforcing the height limit.
-    fn push(&mut self, kind: ExprKind, span: Span, children: &[NodeId]) -> NodeId {
-        let height = 1 + children
-            .iter()
-            .map(|&c| self.heights[c as usize])
-            .max()
-            .unwrap_or(0);
-        if height > self.max_depth && !self.fatal {
-            self.too_deep(span, "the tree built here");
-        }
-        let id = self.nodes.len() as NodeId;
-        self.nodes.push(Node { kind, span });
-        self.heights.push(height);
-        id
-    }
-
-    /// A stand-in for text that did not parse; the AST is discarded when any error exists.
-    fn placeholder(&mut self, span: Span) -> NodeId {
-        self.push(ExprKind::Literal(Literal::Null), span, &[])
-    }
-
-    fn span(&self, id: NodeId) -> Span {
-        self.nodes[id as usize].span
-    }
-
-    fn kind(&self, id: NodeId) -> &ExprKind {
-        &self.nodes[id as usize].kind
-    }
-
-    /// Widens a node's span to cover the brackets or prefix operators written around it.
-    fn widen(&mut self, id: NodeId, span: Span) {
-        let node = &mut self.nodes[id as usize];
-        node.span = node.span.to(span);
-    }
-
-    fn drop_node(&mut self) {
-        self.orphans = true;
-    }
-
+impl Parser<'_> {
     // ---- expressions ----------------------------------------------------------------------
     //
     // Every function on the recursive path (`expr` → … → `primary` → a bracketed construct →
@@ -700,7 +559,7 @@ impl<'s> Parser<'s> {
 
     fn check_reserved(&mut self, ident: Span) {
         let name = self.text(ident);
-        if !RESERVED.contains(&name) {
+        if !is_reserved(name) {
             return;
         }
         self.report(

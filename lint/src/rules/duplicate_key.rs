@@ -1,5 +1,7 @@
 //! `duplicate-key`: the same key twice in one mapping.
 
+use std::collections::HashMap;
+
 use super::{Context, Rule};
 use crate::finding::{Finding, Severity};
 use crate::yaml::{Node, Value};
@@ -27,12 +29,14 @@ fn check(cx: &Context<'_>, out: &mut Vec<Finding>) {
 fn walk(cx: &Context<'_>, node: &Node, out: &mut Vec<Finding>) {
     match &node.value {
         Value::Map(entries) => {
-            for (i, entry) in entries.iter().enumerate() {
+            // A map from key to its first entry keeps this linear on files with many keys.
+            let mut first_of: HashMap<&str, &Node> = HashMap::with_capacity(entries.len());
+            for entry in entries {
                 let Some(key) = entry.key.text() else {
                     continue;
                 };
-                if let Some(first) = entries[..i].iter().find(|e| e.key.text() == Some(key)) {
-                    let (line, _) = cx.source.line_col(first.key.span.start);
+                if let Some(first) = first_of.get(key).copied() {
+                    let (line, _) = cx.source.line_col(first.span.start);
                     out.push(
                         Finding::new(
                             RULE.id,
@@ -42,6 +46,8 @@ fn walk(cx: &Context<'_>, node: &Node, out: &mut Vec<Finding>) {
                         .label("repeated key")
                         .help("keep one of the two entries"),
                     );
+                } else {
+                    first_of.insert(key, &entry.key);
                 }
                 walk(cx, &entry.value, out);
             }

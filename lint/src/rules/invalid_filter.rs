@@ -2,6 +2,8 @@
 //! refuses: syntax, types, names other than `event`, more than 1024 bytes, or a worst-case cost
 //! over the limit (E12).
 
+use std::sync::OnceLock;
+
 use ozcheck_analyzer::check::Env;
 
 use super::{Context, Rule, event_specs};
@@ -26,13 +28,19 @@ of text, 8 KiB of attributes).",
     check,
 };
 
+/// The two environments are the same for every filter, so they are built once per process.
+static FILTER_ENV: OnceLock<Env> = OnceLock::new();
+static SENDER_ENV: OnceLock<Env> = OnceLock::new();
+
 fn check(cx: &Context<'_>, out: &mut Vec<Finding>) {
+    let filter_env = FILTER_ENV.get_or_init(Env::filter);
+    let sender_env = SENDER_ENV.get_or_init(Env::sender);
     for spec in event_specs(cx.model) {
         let source = spec.source_name();
-        for (node, env) in [(spec.filter, Env::filter()), (spec.sender, Env::sender())] {
+        for (node, env) in [(spec.filter, filter_env), (spec.sender, sender_env)] {
             let Some(node) = node else { continue };
             let len = node.text().map_or(0, str::len);
-            out.extend(cel::check(cx, RULE.id, node, 0..len, &env, source));
+            out.extend(cel::check(cx, RULE.id, node, 0..len, env, source));
         }
     }
 }

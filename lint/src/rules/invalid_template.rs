@@ -51,7 +51,7 @@ fn check_text(
                 .help("close the expression with `}}`"),
             ),
             Template::Expr(range) => {
-                let env = cel::flow_env(flow, index, true);
+                let env = cel::flow_env(flow, index, &text[range.clone()], true);
                 let flagged: Vec<_> =
                     crate::rules::unknown_step_reference_spans(flow, index, &text[range.clone()])
                         .into_iter()

@@ -27,7 +27,7 @@ fn check(cx: &Context<'_>, out: &mut Vec<Finding>) {
     for (index, step) in flow.steps.iter().enumerate() {
         let Some(node) = step.when else { continue };
         let text = node.text().unwrap_or("");
-        let env = cel::flow_env(flow, index, false);
+        let env = cel::flow_env(flow, index, text, false);
         let flagged = crate::rules::unknown_step_reference_spans(flow, index, text);
         let findings = cel::check(cx, RULE.id, node, 0..text.len(), &env, None);
         out.extend(

@@ -194,9 +194,15 @@ pub fn duplicates(
     nodes: &[&Node],
     out: &mut Vec<Finding>,
 ) {
-    for (i, node) in nodes.iter().enumerate() {
+    let mut first_of: std::collections::HashMap<&str, &Node> =
+        std::collections::HashMap::with_capacity(nodes.len());
+    for node in nodes {
         let Some(text) = node.text() else { continue };
-        if let Some(first) = nodes[..i].iter().find(|n| n.text() == Some(text)) {
+        let Some(first) = first_of.get(text).copied() else {
+            first_of.insert(text, node);
+            continue;
+        };
+        {
             let (line, _) = cx.source.line_col(first.span.start);
             out.push(
                 Finding::new(

@@ -32,7 +32,11 @@ fn check(cx: &Context<'_>, out: &mut Vec<Finding>) {
             continue;
         };
         let place = if path.is_empty() {
-            format!("a {} file", cx.kind.map_or("plugin", |k| k.name()))
+            match cx.kind {
+                Some(crate::model::FileKind::Agent) => "an agent file".to_owned(),
+                Some(kind) => format!("a {} file", kind.name()),
+                None => "a plugin file".to_owned(),
+            }
         } else {
             format!("`{path}`")
         };

@@ -39,6 +39,14 @@ impl<'s> Parser<'s> {
             }
             _ => {
                 self.missing_field(name);
+                // A keyword in a field's place was meant as the field: skip it, or `a.in`
+                // would go on to read `in` as the operator.
+                if matches!(
+                    name.kind,
+                    TokenKind::In | TokenKind::True | TokenKind::False | TokenKind::Null
+                ) {
+                    self.bump();
+                }
                 operand
             }
         }
