@@ -106,10 +106,9 @@ impl miette::Diagnostic for Diagnostic {
 
     fn labels(&self) -> Option<Box<dyn Iterator<Item = miette::LabeledSpan> + '_>> {
         let label = (!self.label.is_empty()).then(|| self.label.clone());
-        Some(Box::new(std::iter::once(miette::LabeledSpan::new_with_span(
-            label,
-            self.span,
-        ))))
+        Some(Box::new(std::iter::once(
+            miette::LabeledSpan::new_with_span(label, self.span),
+        )))
     }
 }
 

@@ -5,8 +5,8 @@ mod ast;
 mod parser;
 
 pub use ast::{
-    Ast, BinaryOp, Comprehension, ExprKind, FieldInit, Literal, MacroKind, MapEntry, Node,
-    NodeId, Span, UnaryOp,
+    Ast, BinaryOp, Comprehension, ExprKind, FieldInit, Literal, MacroKind, MapEntry, Node, NodeId,
+    Span, UnaryOp,
 };
 pub use parser::parse;
 

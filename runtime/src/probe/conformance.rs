@@ -1,0 +1,1 @@
+//! Conformance scenarios for probe waits (placeholder until the scenario runner lands).
