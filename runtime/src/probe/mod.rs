@@ -18,6 +18,7 @@ pub mod observe;
 pub mod poll;
 pub mod script;
 pub mod server;
+pub mod spans;
 pub mod tools;
 pub mod validate;
 
