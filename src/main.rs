@@ -19,11 +19,14 @@ struct Cli {
 enum Command {
     /// Checks a CEL filter: syntax, types, size and worst-case cost.
     Filter(cmd::filter::FilterArgs),
+    /// Polls an MCP tool of a server until a condition holds or the bound elapses.
+    WaitFor(cmd::wait_for::WaitForArgs),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Command::Filter(args) => cmd::filter::run(&args),
+        Command::WaitFor(args) => cmd::wait_for::run(&args),
     }
 }

@@ -1,3 +1,4 @@
 //! One module per subcommand, each with its clap arguments and a `run` that returns the exit code.
 
 pub mod filter;
+pub mod wait_for;
