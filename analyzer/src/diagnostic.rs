@@ -140,7 +140,29 @@ impl miette::Diagnostic for SourceDiagnostic<'_> {
         miette::Diagnostic::help(self.diagnostic)
     }
     fn labels(&self) -> Option<Box<dyn Iterator<Item = miette::LabeledSpan> + '_>> {
-        miette::Diagnostic::labels(self.diagnostic)
+        // An error at the very end of the expression ("expected an expression") has an empty
+        // span past the last byte, which would render without the source line; point at the
+        // last character instead so the reader sees where the expression stops.
+        let span = self.diagnostic.span;
+        let len = self.source.len() as u32;
+        let span = if span.is_empty() && span.start >= len && len > 0 {
+            let last = self
+                .source
+                .char_indices()
+                .last()
+                .map_or(0, |(i, _)| i as u32);
+            Span::new(last, len)
+        } else {
+            span
+        };
+        let label = if self.diagnostic.label.is_empty() {
+            None
+        } else {
+            Some(self.diagnostic.label.clone())
+        };
+        Some(Box::new(std::iter::once(
+            miette::LabeledSpan::new_with_span(label, span),
+        )))
     }
     fn source_code(&self) -> Option<&dyn miette::SourceCode> {
         Some(&self.source)

@@ -9,10 +9,16 @@
 mod api;
 pub mod bounds;
 pub mod check;
+pub mod conformance;
 pub mod cost;
 mod diagnostic;
+pub mod eval;
 pub mod syntax;
+#[cfg(feature = "oracle")]
+#[doc(hidden)]
+pub mod testing;
 pub mod types;
+pub mod wait_args;
 
 pub use api::{CostRange, Options, Report, Verdict, check_expression, check_filter, compile};
 pub use bounds::EventBounds;

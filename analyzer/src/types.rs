@@ -34,7 +34,8 @@ pub enum Type {
     Type(Option<Arc<Type>>),
     /// An object with declared fields (the `event`, `steps.<id>` and similar host objects).
     Object(Arc<ObjectType>),
-    /// A type variable of an overload signature, numbered.
+    /// The not-yet-known element type of an empty list or map literal (`[]`, `{}`); it joins
+    /// with any other type and is shown as `dyn`.
     Param(u8),
     /// The type of an expression that failed to check (suppresses follow-on errors).
     Error,
@@ -100,8 +101,91 @@ impl fmt::Display for Type {
             Type::Type(None) => f.write_str("type"),
             Type::Type(Some(t)) => write!(f, "type({t})"),
             Type::Object(o) => f.write_str(&o.name),
-            Type::Param(n) => write!(f, "T{n}"),
+            Type::Param(_) => f.write_str("dyn"),
             Type::Error => f.write_str("<error>"),
         }
+    }
+}
+
+/// A type string that [`Type::from_str`] could not read.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("cannot read type `{0}`")]
+pub struct TypeParseError(pub String);
+
+impl std::str::FromStr for Type {
+    type Err = TypeParseError;
+
+    /// Reads a type as CEL prints it: `int`, `list(string)`, `map(string, dyn)`, `type(int)`,
+    /// `google.protobuf.Timestamp`, …
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        let error = || TypeParseError(text.to_owned());
+        let text = text.trim();
+        let inner = |prefix: &str| {
+            text.strip_prefix(prefix)
+                .and_then(|rest| rest.strip_suffix(')'))
+        };
+        if let Some(elem) = inner("list(") {
+            return Ok(Type::list(elem.parse().map_err(|_| error())?));
+        }
+        if let Some(args) = inner("map(") {
+            let split = top_level_comma(args).ok_or_else(error)?;
+            let key = args[..split].parse().map_err(|_| error())?;
+            let value = args[split + 1..].parse().map_err(|_| error())?;
+            return Ok(Type::map(key, value));
+        }
+        if let Some(of) = inner("type(") {
+            return Ok(Type::Type(Some(Arc::new(of.parse().map_err(|_| error())?))));
+        }
+        Ok(match text {
+            "dyn" => Type::Dyn,
+            "null_type" => Type::Null,
+            "bool" => Type::Bool,
+            "int" => Type::Int,
+            "uint" => Type::Uint,
+            "double" => Type::Double,
+            "string" => Type::String,
+            "bytes" => Type::Bytes,
+            "type" => Type::Type(None),
+            "google.protobuf.Timestamp" => Type::Timestamp,
+            "google.protobuf.Duration" => Type::Duration,
+            _ => return Err(error()),
+        })
+    }
+}
+
+/// The byte offset of the first comma not nested in parentheses.
+fn top_level_comma(text: &str) -> Option<usize> {
+    let mut depth = 0u32;
+    for (i, c) in text.char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth = depth.checked_sub(1)?,
+            ',' if depth == 0 => return Some(i),
+            _ => {}
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Type;
+
+    #[test]
+    fn type_strings_round_trip() {
+        for text in [
+            "int",
+            "list(string)",
+            "map(string, list(map(int, bool)))",
+            "type(int)",
+            "type",
+            "google.protobuf.Timestamp",
+            "dyn",
+        ] {
+            let ty: Type = text.parse().unwrap();
+            assert_eq!(ty.to_string(), text);
+        }
+        assert!("list(int".parse::<Type>().is_err());
+        assert!("wrapper(int)".parse::<Type>().is_err());
     }
 }

@@ -1,22 +1,135 @@
-//! `ozcheck filter`: checks one CEL expression and prints a verdict.
+//! `ozcheck filter`: checks one CEL expression (syntax, types, size, worst-case cost) and prints
+//! the verdict. Exit 0 accepted, 1 refused, 2 usage or I/O error.
 
+use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::Args;
+use clap::{Args, ValueEnum};
+use ozcheck_analyzer::check::Env;
+use ozcheck_analyzer::{Options, Report, Verdict};
+
+use crate::render;
+
+/// Which environment the expression is checked in.
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum Context {
+    /// A wait or trigger filter: CEL over `event` alone.
+    Filter,
+    /// A trigger's `sender` expression: CEL over `event` alone.
+    Sender,
+    /// A flow step's `when`: `trigger` and earlier `steps`.
+    When,
+    /// A `${{ }}` template: `trigger`, `steps`, `inputs`.
+    Template,
+}
+
+/// Output format.
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum Format {
+    /// Human-readable reports with the expression and a label under the cause.
+    Full,
+    /// One JSON object (the stable contract in DESIGN.md).
+    Json,
+}
 
 /// Arguments of `ozcheck filter`.
 #[derive(Args)]
 pub struct FilterArgs {
-    /// The expression (or use --file).
+    /// The expression to check (or use --file).
+    #[arg(required_unless_present = "file", conflicts_with = "file")]
     pub expr: Option<String>,
+    /// Read the expression from this file.
+    #[arg(long)]
+    pub file: Option<PathBuf>,
+    /// The environment the expression runs in.
+    #[arg(long, value_enum, default_value = "filter")]
+    pub context: Context,
+    /// The cost limit in cost units.
+    #[arg(long, default_value_t = ozcheck_analyzer::cost::DEFAULT_COST_LIMIT)]
+    pub limit: u64,
+    /// Largest `event.text` of the source, in bytes.
+    #[arg(long, default_value_t = ozcheck_analyzer::EventBounds::DEFAULT.text)]
+    pub max_text: u64,
+    /// Largest `event.attributes` of the source (compact JSON), in bytes.
+    #[arg(long, default_value_t = ozcheck_analyzer::EventBounds::DEFAULT.attributes)]
+    pub max_attributes: u64,
+    /// Print the cost tree: every sub-expression's range and the size assumption behind it.
+    #[arg(long)]
+    pub explain: bool,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "full")]
+    pub format: Format,
 }
 
 /// Runs the subcommand.
 pub fn run(args: &FilterArgs) -> ExitCode {
-    let Some(expr) = &args.expr else {
-        return ExitCode::from(2);
+    let source = match (&args.expr, &args.file) {
+        (Some(expr), _) => expr.clone(),
+        (None, Some(path)) => match std::fs::read_to_string(path) {
+            Ok(text) => text.strip_suffix('\n').map_or(text.clone(), str::to_owned),
+            Err(err) => {
+                eprintln!("error: cannot read {}: {err}", path.display());
+                return ExitCode::from(2);
+            }
+        },
+        (None, None) => {
+            eprintln!("error: give an expression or --file");
+            return ExitCode::from(2);
+        }
     };
-    let report = ozcheck_analyzer::check_filter(expr, &ozcheck_analyzer::Options::default());
-    println!("{:?}", report.verdict);
-    ExitCode::SUCCESS
+    let mut options = Options {
+        limit: args.limit,
+        ..Options::default()
+    };
+    options.bounds.text = args.max_text;
+    options.bounds.attributes = args.max_attributes;
+    let env = match args.context {
+        Context::Filter => Env::filter(),
+        Context::Sender => Env::sender(),
+        Context::When => Env::when(true, &[]),
+        Context::Template => Env::template(true, &[]),
+    };
+    let report = ozcheck_analyzer::check_expression(&source, &env, &options);
+    match args.format {
+        Format::Json => println!("{}", json(&report)),
+        Format::Full => print!("{}", full(&source, &report)),
+    }
+    match report.verdict {
+        Verdict::Accepted => ExitCode::SUCCESS,
+        Verdict::Refused => ExitCode::from(1),
+    }
+}
+
+/// The JSON contract of DESIGN.md.
+pub fn json(report: &Report) -> serde_json::Value {
+    serde_json::json!({
+        "verdict": report.verdict,
+        "cost": report.cost,
+        "limit": report.limit,
+        "diagnostics": report.diagnostics.iter().map(|d| serde_json::json!({
+            "code": d.code,
+            "severity": d.severity,
+            "message": d.message,
+            "span": {"start": d.span.start, "end": d.span.end},
+        })).collect::<Vec<_>>(),
+    })
+}
+
+/// Human-readable output: each diagnostic with the expression, then a verdict line.
+pub fn full(source: &str, report: &Report) -> String {
+    let mut out = String::new();
+    for diagnostic in &report.diagnostics {
+        out.push_str(&render::diagnostic(source, diagnostic));
+    }
+    let cost = report.cost.map_or_else(String::new, |c| {
+        format!(", cost {}..{} of {}", c.min, c.max, report.limit)
+    });
+    let verdict = match report.verdict {
+        Verdict::Accepted => "accepted",
+        Verdict::Refused => "refused",
+    };
+    out.push_str(verdict);
+    out.push_str(&cost);
+    out.push('\n');
+    out
 }

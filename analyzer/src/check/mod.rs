@@ -1,13 +1,26 @@
 //! The type checker: gives every node a type, resolves identifiers against an [`Env`], and
 //! reports unknown names, fields and functions with "did you mean" help.
+//!
+//! Diagnostic codes: `unknown-variable`, `unknown-field`, `unknown-function`,
+//! `no-matching-overload`, `not-iterable`, `unknown-type`.
+//!
+//! The walk recurses once per AST level; the parser bounds the depth
+//! ([`crate::syntax::ParseOptions::max_depth`]), so the stack use is bounded too.
 
 mod env;
+mod functions;
+mod suggest;
+
+use std::sync::Arc;
 
 pub use env::{Env, EnvKind, SizeHint, StepDecl, StepKind, VarDecl, event_type};
 
 use crate::Diagnostic;
-use crate::syntax::Ast;
-use crate::types::Type;
+use crate::syntax::{Ast, BinaryOp, ExprKind, Literal, MacroKind, NodeId, Span, UnaryOp};
+use crate::types::{ObjectType, Type};
+use functions::{
+    FUNCTION_NAMES, Overload, compatible, join, operator_overloads, overloads, resolve,
+};
 
 /// What an identifier or qualified name resolved to.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -43,10 +56,598 @@ impl Checked {
 /// Type-checks `ast` in `env`. Returns the checked expression, or every error found.
 pub fn check(ast: Ast, env: &Env) -> Result<Checked, Vec<Diagnostic>> {
     let n = ast.len();
-    let _ = env;
-    Ok(Checked {
-        ast,
-        types: vec![Type::Dyn; n],
+    let mut checker = Checker {
+        ast: &ast,
+        env,
+        types: vec![Type::Error; n],
         refs: vec![Reference::None; n],
+        scopes: Vec::new(),
+        diagnostics: Vec::new(),
+        has_dotted_vars: env.vars().iter().any(|v| v.name.contains('.')),
+    };
+    checker.visit(ast.root());
+    let Checker {
+        types,
+        refs,
+        diagnostics,
+        ..
+    } = checker;
+    if diagnostics.is_empty() {
+        Ok(Checked { ast, types, refs })
+    } else {
+        Err(diagnostics)
+    }
+}
+
+/// Names usable as type values.
+fn type_name(name: &str) -> Option<Type> {
+    Some(match name {
+        "bool" => Type::Bool,
+        "int" => Type::Int,
+        "uint" => Type::Uint,
+        "double" => Type::Double,
+        "string" => Type::String,
+        "bytes" => Type::Bytes,
+        "null_type" => Type::Null,
+        "list" => Type::list(Type::Dyn),
+        "map" => Type::map(Type::Dyn, Type::Dyn),
+        "type" => Type::Type(None),
+        "dyn" => Type::Dyn,
+        "google.protobuf.Timestamp" => Type::Timestamp,
+        "google.protobuf.Duration" => Type::Duration,
+        _ => return None,
     })
+}
+
+struct Scope {
+    name: Box<str>,
+    comprehension: NodeId,
+    ty: Type,
+}
+
+struct Checker<'a> {
+    ast: &'a Ast,
+    env: &'a Env,
+    types: Vec<Type>,
+    refs: Vec<Reference>,
+    scopes: Vec<Scope>,
+    diagnostics: Vec<Diagnostic>,
+    has_dotted_vars: bool,
+}
+
+impl Checker<'_> {
+    fn visit(&mut self, id: NodeId) -> Type {
+        let ty = self.visit_kind(id);
+        self.types[id as usize] = ty.clone();
+        ty
+    }
+
+    fn visit_kind(&mut self, id: NodeId) -> Type {
+        let ast = self.ast;
+        let span = ast.span(id);
+        match ast.kind(id) {
+            ExprKind::Literal(lit) => literal_type(lit),
+            ExprKind::Ident { name, rooted } => self.ident(id, name, *rooted, span),
+            ExprKind::Select {
+                operand,
+                field,
+                field_span,
+            } => {
+                if let Some(ty) = self.qualified(id) {
+                    return ty;
+                }
+                let operand_ty = self.visit(*operand);
+                self.select(&operand_ty, field, *field_span, false)
+            }
+            ExprKind::Has {
+                operand,
+                field,
+                field_span,
+            } => {
+                let operand_ty = self.visit(*operand);
+                self.select(&operand_ty, field, *field_span, true);
+                Type::Bool
+            }
+            ExprKind::Call {
+                target,
+                function,
+                name_span,
+                args,
+            } => self.call(id, *target, function, *name_span, args),
+            ExprKind::Unary { op, operand } => {
+                let ty = self.visit(*operand);
+                let symbol = match op {
+                    UnaryOp::Not => "!",
+                    UnaryOp::Neg => "-_",
+                };
+                self.operator(span, symbol, operator_overloads(symbol), &[ty])
+            }
+            ExprKind::Binary { op, lhs, rhs } => {
+                let l = self.visit(*lhs);
+                let r = self.visit(*rhs);
+                self.binary(span, *op, l, r)
+            }
+            ExprKind::Conditional {
+                cond,
+                then,
+                otherwise,
+            } => {
+                let c = self.visit(*cond);
+                if !compatible(&Type::Bool, &c) {
+                    self.error(
+                        "no-matching-overload",
+                        ast.span(*cond),
+                        format!("the condition of `? :` must be a bool, not {c}"),
+                        "not a bool",
+                    );
+                }
+                let t = self.visit(*then);
+                let f = self.visit(*otherwise);
+                join(&t, &f)
+            }
+            ExprKind::Index { operand, index } => {
+                let o = self.visit(*operand);
+                let i = self.visit(*index);
+                if let Type::Object(object) = &o {
+                    // Indexing a host object by a string reads a field, like a map.
+                    return match (&i, ast.kind(*index)) {
+                        (_, ExprKind::Literal(Literal::String(key))) => {
+                            self.object_field(object, key, ast.span(*index), false)
+                        }
+                        (Type::String | Type::Dyn | Type::Error, _) => Type::Dyn,
+                        _ => self.operator(span, "[]", operator_overloads("[]"), &[o.clone(), i]),
+                    };
+                }
+                self.operator(span, "[]", operator_overloads("[]"), &[o, i])
+            }
+            ExprKind::List(elements) => {
+                let mut elem = Type::Param(0);
+                for e in elements {
+                    let ty = self.visit(*e);
+                    elem = join(&elem, &ty);
+                }
+                Type::list(elem)
+            }
+            ExprKind::Map(entries) => {
+                let (mut key, mut value) = (Type::Param(0), Type::Param(0));
+                for entry in entries {
+                    let k = self.visit(entry.key);
+                    let v = self.visit(entry.value);
+                    if !matches!(
+                        k,
+                        Type::Bool
+                            | Type::Int
+                            | Type::Uint
+                            | Type::String
+                            | Type::Dyn
+                            | Type::Error
+                            | Type::Param(_)
+                    ) {
+                        self.error(
+                            "no-matching-overload",
+                            ast.span(entry.key),
+                            format!("a map key must be a bool, int, uint or string, not {k}"),
+                            "not a valid key",
+                        );
+                    }
+                    key = join(&key, &k);
+                    value = join(&value, &v);
+                }
+                Type::map(key, value)
+            }
+            ExprKind::Struct { type_name, fields } => {
+                for field in fields {
+                    self.visit(field.value);
+                }
+                self.diagnostics.push(
+                    Diagnostic::error(
+                        "unknown-type",
+                        span,
+                        format!("unknown message type `{type_name}`"),
+                    )
+                    .with_label("no such type")
+                    .with_help("message types are not available in this environment; use a map literal `{'field': value}`"),
+                );
+                Type::Error
+            }
+            ExprKind::Comprehension(comp) => {
+                let range = self.visit(comp.range);
+                let var_ty = match &range {
+                    Type::List(elem) => (**elem).clone(),
+                    Type::Map(key, _) => (**key).clone(),
+                    Type::Object(_) => Type::String,
+                    Type::Dyn | Type::Error | Type::Param(_) => Type::Dyn,
+                    other => {
+                        self.error(
+                            "not-iterable",
+                            ast.span(comp.range),
+                            format!("`{}` needs a list or a map, not {other}", comp.kind.name()),
+                            "not a list or map",
+                        );
+                        Type::Error
+                    }
+                };
+                let var_ty = if matches!(var_ty, Type::Param(_)) {
+                    Type::Dyn
+                } else {
+                    var_ty
+                };
+                self.scopes.push(Scope {
+                    name: comp.var.clone(),
+                    comprehension: id,
+                    ty: var_ty.clone(),
+                });
+                if let Some(predicate) = comp.predicate {
+                    let p = self.visit(predicate);
+                    if !compatible(&Type::Bool, &p) {
+                        self.error(
+                            "no-matching-overload",
+                            ast.span(predicate),
+                            format!(
+                                "the predicate of `{}` must be a bool, not {p}",
+                                comp.kind.name()
+                            ),
+                            "not a bool",
+                        );
+                    }
+                }
+                let transformed = comp.transform.map(|t| self.visit(t));
+                self.scopes.pop();
+                match comp.kind {
+                    MacroKind::All | MacroKind::Exists | MacroKind::ExistsOne => Type::Bool,
+                    MacroKind::Map => Type::list(transformed.unwrap_or(Type::Dyn)),
+                    MacroKind::Filter => Type::list(var_ty),
+                }
+            }
+        }
+    }
+
+    fn error(&mut self, code: &'static str, span: Span, message: String, label: &str) {
+        self.diagnostics
+            .push(Diagnostic::error(code, span, message).with_label(label));
+    }
+
+    fn ident(&mut self, id: NodeId, name: &str, rooted: bool, span: Span) -> Type {
+        if !rooted {
+            if let Some(scope) = self.scopes.iter().rev().find(|s| &*s.name == name) {
+                self.refs[id as usize] = Reference::IterVar(scope.comprehension);
+                return scope.ty.clone();
+            }
+        }
+        if let Some(index) = self.env.vars().iter().position(|v| &*v.name == name) {
+            self.refs[id as usize] = Reference::Var(index as u32);
+            return self.env.vars()[index].ty.clone();
+        }
+        if let Some(ty) = type_name(name) {
+            self.refs[id as usize] = Reference::TypeName(ty.clone());
+            return Type::Type(Some(Arc::new(ty)));
+        }
+        self.unknown_variable(name, span);
+        Type::Error
+    }
+
+    fn unknown_variable(&mut self, name: &str, span: Span) {
+        let visible: Vec<&str> = self
+            .scopes
+            .iter()
+            .map(|s| &*s.name)
+            .chain(self.env.vars().iter().map(|v| &*v.name))
+            .collect();
+        let mut diagnostic = Diagnostic::error(
+            "unknown-variable",
+            span,
+            format!("unknown variable `{name}`"),
+        )
+        .with_label("not declared here");
+        let kind = self.env.kind();
+        let help = match suggest::closest(name, visible.iter().copied()) {
+            Some(close) => Some(format!("did you mean `{close}`?")),
+            None => match kind {
+                EnvKind::Filter | EnvKind::Sender => Some(format!(
+                    "a {} is CEL over `event` alone; other variables are not available here",
+                    kind.name()
+                )),
+                EnvKind::When | EnvKind::Template | EnvKind::General if !visible.is_empty() => {
+                    Some(format!("available here: {}", list_names(&visible)))
+                }
+                _ => None,
+            },
+        };
+        if let Some(help) = help {
+            diagnostic = diagnostic.with_help(help);
+        }
+        self.diagnostics.push(diagnostic);
+    }
+
+    /// Resolves a select chain `a.b.c` as one dotted name: a variable the environment declares
+    /// under that name, or a qualified type name (`google.protobuf.Timestamp`). Only tried when
+    /// the first segment is not an iteration variable, and (for speed) only when the environment
+    /// has dotted names or the first segment is not a declared variable.
+    fn qualified(&mut self, id: NodeId) -> Option<Type> {
+        let mut segments = Vec::new();
+        let mut cursor = id;
+        let rooted = loop {
+            match self.ast.kind(cursor) {
+                ExprKind::Select { operand, field, .. } => {
+                    segments.push(&**field);
+                    cursor = *operand;
+                }
+                ExprKind::Ident { name, rooted } => {
+                    segments.push(&**name);
+                    break *rooted;
+                }
+                _ => return None,
+            }
+        };
+        let first = *segments.last()?;
+        if !rooted && self.scopes.iter().any(|s| &*s.name == first) {
+            return None;
+        }
+        if !self.has_dotted_vars && self.env.var(first).is_some() {
+            return None;
+        }
+        segments.reverse();
+        let name = segments.join(".");
+        let (ty, reference) =
+            if let Some(index) = self.env.vars().iter().position(|v| *v.name == name) {
+                (
+                    self.env.vars()[index].ty.clone(),
+                    Reference::Var(index as u32),
+                )
+            } else {
+                let ty = type_name(&name)?;
+                (
+                    Type::Type(Some(Arc::new(ty.clone()))),
+                    Reference::TypeName(ty),
+                )
+            };
+        // The nodes inside the chain are not evaluated on their own; give them `dyn`.
+        let mut cursor = id;
+        while let ExprKind::Select { operand, .. } = self.ast.kind(cursor) {
+            cursor = *operand;
+            self.types[cursor as usize] = Type::Dyn;
+        }
+        self.refs[id as usize] = reference;
+        Some(ty)
+    }
+
+    fn select(&mut self, operand: &Type, field: &str, field_span: Span, presence: bool) -> Type {
+        match operand {
+            Type::Object(object) => self.object_field(object, field, field_span, presence),
+            Type::Map(key, value) => {
+                if !compatible(&Type::String, key) {
+                    self.error(
+                        "no-matching-overload",
+                        field_span,
+                        format!("`.{field}` needs a map with string keys, not {operand}"),
+                        "not a string-keyed map",
+                    );
+                }
+                (**value).clone()
+            }
+            Type::Dyn | Type::Error | Type::Param(_) => Type::Dyn,
+            other => {
+                self.error(
+                    "unknown-field",
+                    field_span,
+                    format!("a value of type {other} has no field `{field}`"),
+                    "no such field",
+                );
+                Type::Error
+            }
+        }
+    }
+
+    fn object_field(
+        &mut self,
+        object: &ObjectType,
+        field: &str,
+        field_span: Span,
+        presence: bool,
+    ) -> Type {
+        if let Some(f) = object.field(field) {
+            return f.ty.clone();
+        }
+        let names: Vec<&str> = object.fields.iter().map(|f| &*f.name).collect();
+        let (message, label) = if &*object.name == "steps" {
+            (
+                format!("there is no earlier step with the id `{field}`"),
+                "unknown or later step",
+            )
+        } else {
+            (
+                format!("`{}` has no field `{field}`", object.name),
+                "unknown field",
+            )
+        };
+        let help = match suggest::closest(field, names.iter().copied()) {
+            Some(close) => format!("did you mean `{close}`?"),
+            None if names.is_empty() && &*object.name == "steps" => {
+                "no step comes before this one".to_owned()
+            }
+            None if &*object.name == "steps" => {
+                format!("earlier steps: {}", list_names(&names))
+            }
+            None => format!("the fields of `{}` are {}", object.name, list_names(&names)),
+        };
+        let _ = presence;
+        self.diagnostics.push(
+            Diagnostic::error("unknown-field", field_span, message)
+                .with_label(label)
+                .with_help(help),
+        );
+        Type::Error
+    }
+
+    fn call(
+        &mut self,
+        id: NodeId,
+        target: Option<NodeId>,
+        function: &str,
+        name_span: Span,
+        args: &[NodeId],
+    ) -> Type {
+        let mut types = Vec::with_capacity(args.len() + 1);
+        if let Some(target) = target {
+            types.push(self.visit(target));
+        }
+        for arg in args {
+            types.push(self.visit(*arg));
+        }
+        let Some(overloads) = overloads(function) else {
+            let mut diagnostic = Diagnostic::error(
+                "unknown-function",
+                name_span,
+                format!("unknown function `{function}`"),
+            )
+            .with_label("no such function");
+            if let Some(close) = suggest::closest(function, FUNCTION_NAMES.iter().copied()) {
+                diagnostic = diagnostic.with_help(format!("did you mean `{close}`?"));
+            }
+            self.diagnostics.push(diagnostic);
+            return Type::Error;
+        };
+        if types.contains(&Type::Error) {
+            return Type::Error;
+        }
+        if let Some(ty) = resolve(overloads, target.is_some(), &types) {
+            return ty;
+        }
+        let span = self.ast.span(id);
+        let shown = describe_call(function, target.is_some(), &types);
+        let help = signatures(function, overloads);
+        self.diagnostics.push(
+            Diagnostic::error(
+                "no-matching-overload",
+                span,
+                format!("no overload of `{function}` accepts {shown}"),
+            )
+            .with_label("wrong argument types")
+            .with_help(help),
+        );
+        Type::Error
+    }
+
+    fn binary(&mut self, span: Span, op: BinaryOp, l: Type, r: Type) -> Type {
+        let symbol = op.symbol();
+        if matches!(op, BinaryOp::Eq | BinaryOp::Ne)
+            && (matches!(l, Type::Null) || matches!(r, Type::Null))
+        {
+            // Anything may be compared with null (it is simply unequal to non-null values).
+            return Type::Bool;
+        }
+        self.operator(span, symbol, operator_overloads(symbol), &[l, r])
+    }
+
+    fn operator(
+        &mut self,
+        span: Span,
+        lookup: &str,
+        overloads: &[Overload],
+        args: &[Type],
+    ) -> Type {
+        let symbol = lookup.trim_end_matches('_');
+        if args.contains(&Type::Error) {
+            return Type::Error;
+        }
+        if let Some(ty) = resolve(overloads, false, args) {
+            return ty;
+        }
+        let shown = args
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join(", ");
+        let (message, help) = match symbol {
+            "==" | "!=" => (
+                format!(
+                    "`{symbol}` compares values of one type, not {} and {}",
+                    args[0], args[1]
+                ),
+                "values of different types are never equal; convert one side (`string(…)`, `int(…)`, `double(…)`) or wrap it in `dyn(…)`".to_owned(),
+            ),
+            "[]" => (
+                format!("cannot index {shown}"),
+                "index a list with an int, a map with a key of its key type".to_owned(),
+            ),
+            _ => (
+                format!("no overload of `{symbol}` accepts ({shown})"),
+                format!("`{symbol}` is defined for {}", operand_kinds(lookup)),
+            ),
+        };
+        self.diagnostics.push(
+            Diagnostic::error("no-matching-overload", span, message)
+                .with_label("wrong operand types")
+                .with_help(help),
+        );
+        Type::Error
+    }
+}
+
+fn literal_type(lit: &Literal) -> Type {
+    match lit {
+        Literal::Null => Type::Null,
+        Literal::Bool(_) => Type::Bool,
+        Literal::Int(_) => Type::Int,
+        Literal::Uint(_) => Type::Uint,
+        Literal::Double(_) => Type::Double,
+        Literal::String(_) => Type::String,
+        Literal::Bytes(_) => Type::Bytes,
+    }
+}
+
+fn list_names(names: &[&str]) -> String {
+    names
+        .iter()
+        .map(|n| format!("`{n}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn describe_call(function: &str, member: bool, types: &[Type]) -> String {
+    let show = |ts: &[Type]| {
+        ts.iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    if member {
+        format!("{}.{function}({})", types[0], show(&types[1..]))
+    } else {
+        format!("{function}({})", show(types))
+    }
+}
+
+fn signatures(function: &str, overloads: &[Overload]) -> String {
+    let forms: Vec<String> = overloads
+        .iter()
+        .map(|o| {
+            let params: Vec<String> = o
+                .params
+                .iter()
+                .map(|p| format!("{p:?}").to_lowercase())
+                .collect();
+            if o.member {
+                format!("{}.{function}({})", params[0], params[1..].join(", "))
+            } else {
+                format!("{function}({})", params.join(", "))
+            }
+        })
+        .collect();
+    format!("`{function}` takes {}", forms.join(" or "))
+        .replace("lista", "list")
+        .replace("mapkv", "map")
+}
+
+fn operand_kinds(symbol: &str) -> &'static str {
+    match symbol {
+        "+" => "numbers of one type, strings, bytes, lists, and timestamp/duration arithmetic",
+        "-" => "numbers of one type and timestamp/duration arithmetic",
+        "*" | "/" => "numbers of one type (int, uint or double)",
+        "%" => "int and uint",
+        "<" | "<=" | ">" | ">=" => "numbers, strings, bytes, bools, timestamps and durations",
+        "in" => "a value and a list of that type, or a key and a map",
+        "!" | "&&" | "||" => "bools",
+        _ => "int and double",
+    }
 }

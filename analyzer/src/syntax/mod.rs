@@ -2,13 +2,17 @@
 //! hostile input.
 
 mod ast;
+mod lexer;
+mod literal;
 mod parser;
+mod print;
 
 pub use ast::{
     Ast, BinaryOp, Comprehension, ExprKind, FieldInit, Literal, MacroKind, MapEntry, Node, NodeId,
     Span, UnaryOp,
 };
 pub use parser::parse;
+pub use print::print;
 
 /// Limits the parser enforces before and while it parses.
 #[derive(Clone, Debug, PartialEq, Eq)]

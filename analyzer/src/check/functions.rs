@@ -1,0 +1,378 @@
+//! The standard functions the checker knows, as overload signatures, and overload resolution.
+//!
+//! Signatures use a tiny pattern language ([`P`]) with one element type variable `A` for lists
+//! and `K`/`V` for maps, which is all the in-scope standard library needs.
+
+use crate::types::Type;
+
+/// One parameter or result pattern.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum P {
+    Bool,
+    Int,
+    Uint,
+    Double,
+    String,
+    Bytes,
+    Timestamp,
+    Duration,
+    /// Any type, bound to the variable `A`.
+    A,
+    /// `list(A)`.
+    ListA,
+    /// `map(K, V)`.
+    MapKv,
+    /// `dyn` as a result.
+    Dyn,
+    /// `type(A)` as a result.
+    TypeOfA,
+    /// The key type variable `K` of a map.
+    K,
+    /// The value type variable `V` of a map.
+    V,
+}
+
+/// One overload: receiver-style or global, parameter patterns (the receiver first for member
+/// overloads) and the result pattern.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Overload {
+    pub member: bool,
+    pub params: &'static [P],
+    pub result: P,
+}
+
+const fn global(params: &'static [P], result: P) -> Overload {
+    Overload {
+        member: false,
+        params,
+        result,
+    }
+}
+
+const fn member(params: &'static [P], result: P) -> Overload {
+    Overload {
+        member: true,
+        params,
+        result,
+    }
+}
+
+const SIZE: &[Overload] = &[
+    global(&[P::String], P::Int),
+    global(&[P::Bytes], P::Int),
+    global(&[P::ListA], P::Int),
+    global(&[P::MapKv], P::Int),
+    member(&[P::String], P::Int),
+    member(&[P::Bytes], P::Int),
+    member(&[P::ListA], P::Int),
+    member(&[P::MapKv], P::Int),
+];
+const STRING_PREDICATE: &[Overload] = &[member(&[P::String, P::String], P::Bool)];
+const MATCHES: &[Overload] = &[
+    member(&[P::String, P::String], P::Bool),
+    global(&[P::String, P::String], P::Bool),
+];
+const TO_INT: &[Overload] = &[
+    global(&[P::Int], P::Int),
+    global(&[P::Uint], P::Int),
+    global(&[P::Double], P::Int),
+    global(&[P::String], P::Int),
+    global(&[P::Timestamp], P::Int),
+];
+const TO_UINT: &[Overload] = &[
+    global(&[P::Int], P::Uint),
+    global(&[P::Uint], P::Uint),
+    global(&[P::Double], P::Uint),
+    global(&[P::String], P::Uint),
+];
+const TO_DOUBLE: &[Overload] = &[
+    global(&[P::Int], P::Double),
+    global(&[P::Uint], P::Double),
+    global(&[P::Double], P::Double),
+    global(&[P::String], P::Double),
+];
+const TO_STRING: &[Overload] = &[
+    global(&[P::Int], P::String),
+    global(&[P::Uint], P::String),
+    global(&[P::Double], P::String),
+    global(&[P::String], P::String),
+    global(&[P::Bytes], P::String),
+    global(&[P::Bool], P::String),
+    global(&[P::Timestamp], P::String),
+    global(&[P::Duration], P::String),
+];
+const TO_BYTES: &[Overload] = &[
+    global(&[P::Bytes], P::Bytes),
+    global(&[P::String], P::Bytes),
+];
+const TO_BOOL: &[Overload] = &[global(&[P::Bool], P::Bool), global(&[P::String], P::Bool)];
+const TO_DYN: &[Overload] = &[global(&[P::A], P::Dyn)];
+const TYPE_OF: &[Overload] = &[global(&[P::A], P::TypeOfA)];
+const TO_TIMESTAMP: &[Overload] = &[
+    global(&[P::String], P::Timestamp),
+    global(&[P::Int], P::Timestamp),
+    global(&[P::Timestamp], P::Timestamp),
+];
+const TO_DURATION: &[Overload] = &[
+    global(&[P::String], P::Duration),
+    global(&[P::Duration], P::Duration),
+];
+const DATE_PART: &[Overload] = &[
+    member(&[P::Timestamp], P::Int),
+    member(&[P::Timestamp, P::String], P::Int),
+];
+const TIME_PART: &[Overload] = &[
+    member(&[P::Timestamp], P::Int),
+    member(&[P::Timestamp, P::String], P::Int),
+    member(&[P::Duration], P::Int),
+];
+
+const ADD: &[Overload] = &[
+    global(&[P::Int, P::Int], P::Int),
+    global(&[P::Uint, P::Uint], P::Uint),
+    global(&[P::Double, P::Double], P::Double),
+    global(&[P::String, P::String], P::String),
+    global(&[P::Bytes, P::Bytes], P::Bytes),
+    global(&[P::ListA, P::ListA], P::ListA),
+    global(&[P::Timestamp, P::Duration], P::Timestamp),
+    global(&[P::Duration, P::Timestamp], P::Timestamp),
+    global(&[P::Duration, P::Duration], P::Duration),
+];
+const SUB: &[Overload] = &[
+    global(&[P::Int, P::Int], P::Int),
+    global(&[P::Uint, P::Uint], P::Uint),
+    global(&[P::Double, P::Double], P::Double),
+    global(&[P::Timestamp, P::Timestamp], P::Duration),
+    global(&[P::Timestamp, P::Duration], P::Timestamp),
+    global(&[P::Duration, P::Duration], P::Duration),
+];
+const MUL_DIV: &[Overload] = &[
+    global(&[P::Int, P::Int], P::Int),
+    global(&[P::Uint, P::Uint], P::Uint),
+    global(&[P::Double, P::Double], P::Double),
+];
+const REM: &[Overload] = &[
+    global(&[P::Int, P::Int], P::Int),
+    global(&[P::Uint, P::Uint], P::Uint),
+];
+const ORDER: &[Overload] = &[
+    global(&[P::Int, P::Int], P::Bool),
+    global(&[P::Uint, P::Uint], P::Bool),
+    global(&[P::Double, P::Double], P::Bool),
+    global(&[P::Int, P::Uint], P::Bool),
+    global(&[P::Int, P::Double], P::Bool),
+    global(&[P::Uint, P::Int], P::Bool),
+    global(&[P::Uint, P::Double], P::Bool),
+    global(&[P::Double, P::Int], P::Bool),
+    global(&[P::Double, P::Uint], P::Bool),
+    global(&[P::String, P::String], P::Bool),
+    global(&[P::Bytes, P::Bytes], P::Bool),
+    global(&[P::Bool, P::Bool], P::Bool),
+    global(&[P::Timestamp, P::Timestamp], P::Bool),
+    global(&[P::Duration, P::Duration], P::Bool),
+];
+const EQUALITY: &[Overload] = &[global(&[P::A, P::A], P::Bool)];
+const IN: &[Overload] = &[
+    global(&[P::A, P::ListA], P::Bool),
+    global(&[P::K, P::MapKv], P::Bool),
+];
+const INDEX: &[Overload] = &[
+    global(&[P::ListA, P::Int], P::A),
+    global(&[P::MapKv, P::K], P::V),
+];
+const NOT: &[Overload] = &[global(&[P::Bool], P::Bool)];
+const NEG: &[Overload] = &[global(&[P::Int], P::Int), global(&[P::Double], P::Double)];
+const LOGIC: &[Overload] = &[global(&[P::Bool, P::Bool], P::Bool)];
+
+/// The overloads of an operator, by its source symbol (`[]` for indexing, `!` and `-_` for the
+/// unary operators).
+pub(crate) fn operator_overloads(symbol: &str) -> &'static [Overload] {
+    match symbol {
+        "+" => ADD,
+        "-" => SUB,
+        "*" | "/" => MUL_DIV,
+        "%" => REM,
+        "<" | "<=" | ">" | ">=" => ORDER,
+        "==" | "!=" => EQUALITY,
+        "in" => IN,
+        "[]" => INDEX,
+        "!" => NOT,
+        "-_" => NEG,
+        _ => LOGIC,
+    }
+}
+
+/// The overloads of a function, by name; `None` for a name the standard library lacks.
+pub(crate) fn overloads(name: &str) -> Option<&'static [Overload]> {
+    Some(match name {
+        "size" => SIZE,
+        "contains" | "startsWith" | "endsWith" => STRING_PREDICATE,
+        "matches" => MATCHES,
+        "int" => TO_INT,
+        "uint" => TO_UINT,
+        "double" => TO_DOUBLE,
+        "string" => TO_STRING,
+        "bytes" => TO_BYTES,
+        "bool" => TO_BOOL,
+        "dyn" => TO_DYN,
+        "type" => TYPE_OF,
+        "timestamp" => TO_TIMESTAMP,
+        "duration" => TO_DURATION,
+        "getFullYear" | "getMonth" | "getDayOfYear" | "getDayOfMonth" | "getDate"
+        | "getDayOfWeek" => DATE_PART,
+        "getHours" | "getMinutes" | "getSeconds" | "getMilliseconds" => TIME_PART,
+        _ => return None,
+    })
+}
+
+/// Every function name the checker knows (for "did you mean").
+pub(crate) const FUNCTION_NAMES: &[&str] = &[
+    "size",
+    "contains",
+    "startsWith",
+    "endsWith",
+    "matches",
+    "int",
+    "uint",
+    "double",
+    "string",
+    "bytes",
+    "bool",
+    "dyn",
+    "type",
+    "timestamp",
+    "duration",
+    "getFullYear",
+    "getMonth",
+    "getDayOfYear",
+    "getDayOfMonth",
+    "getDate",
+    "getDayOfWeek",
+    "getHours",
+    "getMinutes",
+    "getSeconds",
+    "getMilliseconds",
+];
+
+/// Bindings of the pattern variables while matching one overload.
+#[derive(Default)]
+struct Bindings {
+    a: Option<Type>,
+    k: Option<Type>,
+    v: Option<Type>,
+}
+
+fn bind(slot: &mut Option<Type>, ty: &Type) -> bool {
+    match slot {
+        None => {
+            *slot = Some(ty.clone());
+            true
+        }
+        Some(bound) => compatible(bound, ty),
+    }
+}
+
+/// Whether a value of type `b` may be used where `a` is expected (either side may be dynamic).
+pub(crate) fn compatible(a: &Type, b: &Type) -> bool {
+    match (a, b) {
+        (Type::Dyn | Type::Error | Type::Param(_), _)
+        | (_, Type::Dyn | Type::Error | Type::Param(_)) => true,
+        (Type::List(x), Type::List(y)) => compatible(x, y),
+        (Type::Map(k1, v1), Type::Map(k2, v2)) => compatible(k1, k2) && compatible(v1, v2),
+        (Type::Type(_), Type::Type(_)) => true,
+        // Host objects and maps with string keys are both field-selectable records.
+        (Type::Object(_), Type::Map(k, _)) | (Type::Map(k, _), Type::Object(_)) => {
+            matches!(**k, Type::String | Type::Dyn)
+        }
+        _ => a == b,
+    }
+}
+
+fn matches_param(pattern: P, ty: &Type, bindings: &mut Bindings) -> bool {
+    let concrete = |want: Type| compatible(&want, ty);
+    match pattern {
+        P::Bool => concrete(Type::Bool),
+        P::Int => concrete(Type::Int),
+        P::Uint => concrete(Type::Uint),
+        P::Double => concrete(Type::Double),
+        P::String => concrete(Type::String),
+        P::Bytes => concrete(Type::Bytes),
+        P::Timestamp => concrete(Type::Timestamp),
+        P::Duration => concrete(Type::Duration),
+        P::A | P::Dyn | P::TypeOfA => bind(&mut bindings.a, ty),
+        P::ListA => match ty {
+            Type::List(elem) => bind(&mut bindings.a, elem),
+            Type::Dyn | Type::Error => true,
+            _ => false,
+        },
+        P::K => bind(&mut bindings.k, ty),
+        P::V => bind(&mut bindings.v, ty),
+        P::MapKv => match ty {
+            Type::Map(k, v) => bind(&mut bindings.k, k) && bind(&mut bindings.v, v),
+            Type::Object(_) => bind(&mut bindings.k, &Type::String),
+            Type::Dyn | Type::Error => true,
+            _ => false,
+        },
+    }
+}
+
+fn result_type(pattern: P, bindings: &Bindings) -> Type {
+    match pattern {
+        P::Bool => Type::Bool,
+        P::Int => Type::Int,
+        P::Uint => Type::Uint,
+        P::Double => Type::Double,
+        P::String => Type::String,
+        P::Bytes => Type::Bytes,
+        P::Timestamp => Type::Timestamp,
+        P::Duration => Type::Duration,
+        P::Dyn => Type::Dyn,
+        P::A => bindings.a.clone().unwrap_or(Type::Dyn),
+        P::K => bindings.k.clone().unwrap_or(Type::Dyn),
+        P::V => bindings.v.clone().unwrap_or(Type::Dyn),
+        P::TypeOfA => Type::Type(bindings.a.clone().map(std::sync::Arc::new)),
+        P::ListA => Type::list(bindings.a.clone().unwrap_or(Type::Dyn)),
+        P::MapKv => Type::map(
+            bindings.k.clone().unwrap_or(Type::Dyn),
+            bindings.v.clone().unwrap_or(Type::Dyn),
+        ),
+    }
+}
+
+/// Resolves a call: the result type when at least one overload accepts the argument types
+/// (the receiver first for member calls), joined over every overload that does.
+pub(crate) fn resolve(overloads: &[Overload], member_call: bool, args: &[Type]) -> Option<Type> {
+    let mut result: Option<Type> = None;
+    for overload in overloads {
+        if overload.member != member_call || overload.params.len() != args.len() {
+            continue;
+        }
+        let mut bindings = Bindings::default();
+        if overload
+            .params
+            .iter()
+            .zip(args)
+            .all(|(p, ty)| matches_param(*p, ty, &mut bindings))
+        {
+            let ty = result_type(overload.result, &bindings);
+            result = Some(match result {
+                None => ty,
+                Some(prev) => join(&prev, &ty),
+            });
+        }
+    }
+    result
+}
+
+/// The least common type of two types: equal types stay, lists and maps join element-wise, an
+/// unconstrained element (of an empty literal) takes the other side, anything else is `dyn`.
+pub(crate) fn join(a: &Type, b: &Type) -> Type {
+    match (a, b) {
+        (Type::Param(_), other) | (other, Type::Param(_)) => other.clone(),
+        (Type::Error, other) | (other, Type::Error) => other.clone(),
+        (Type::List(x), Type::List(y)) => Type::list(join(x, y)),
+        (Type::Map(k1, v1), Type::Map(k2, v2)) => Type::map(join(k1, k2), join(v1, v2)),
+        _ if a == b => a.clone(),
+        _ => Type::Dyn,
+    }
+}

@@ -1,0 +1,257 @@
+//! The meter: counts cost units as an evaluation charges them and stops it at the cost limit or
+//! at its deadline.
+//!
+//! Every operation charges *before* it does its work, with sizes that are known up front, so a
+//! single large `contains` or regex cannot overshoot the limit. The limit is strict-greater, as in
+//! cel-go: an evaluation whose cost equals the limit completes. The deadline is read from an
+//! injectable monotonic [`Clock`] every [`DEADLINE_CHECK_UNITS`] charged units, and by long scans
+//! and loops through [`Meter::check_deadline`], so tests can drive time deterministically.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+/// The default wall-clock budget of one evaluation (SPEC T2, E12).
+pub const DEFAULT_DEADLINE: Duration = Duration::from_millis(250);
+
+/// How many charged units may pass between two reads of the clock. One unit is roughly 50–100 ns
+/// of work, so this is well under a millisecond between checks.
+pub const DEADLINE_CHECK_UNITS: u64 = 4096;
+
+/// A monotonic clock.
+pub trait Clock: Send + Sync {
+    /// Time elapsed since some fixed origin; never decreases.
+    fn now(&self) -> Duration;
+}
+
+/// The system's monotonic clock.
+#[derive(Clone, Copy, Debug)]
+pub struct SystemClock {
+    origin: Instant,
+}
+
+impl SystemClock {
+    /// A clock whose origin is now.
+    pub fn new() -> Self {
+        Self {
+            origin: Instant::now(),
+        }
+    }
+}
+
+impl Default for SystemClock {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Clock for SystemClock {
+    fn now(&self) -> Duration {
+        self.origin.elapsed()
+    }
+}
+
+/// A clock for tests: time moves only when told to, or by a fixed step at every read (so a test
+/// can make "time pass" while an evaluation runs, without sleeping).
+#[derive(Debug, Default)]
+pub struct ManualClock {
+    nanos: AtomicU64,
+    step_nanos: u64,
+}
+
+impl ManualClock {
+    /// A clock at zero that does not move by itself.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// A clock at zero that advances by `step` every time it is read.
+    pub fn stepping(step: Duration) -> Self {
+        Self {
+            nanos: AtomicU64::new(0),
+            step_nanos: step.as_nanos() as u64,
+        }
+    }
+
+    /// Moves the clock forward.
+    pub fn advance(&self, by: Duration) {
+        self.nanos
+            .fetch_add(by.as_nanos() as u64, Ordering::Relaxed);
+    }
+}
+
+impl Clock for ManualClock {
+    fn now(&self) -> Duration {
+        Duration::from_nanos(self.nanos.fetch_add(self.step_nanos, Ordering::Relaxed))
+    }
+}
+
+/// Why an evaluation was stopped. Unlike a CEL error, a stop is never absorbed by `&&`, `||` or a
+/// comprehension: it ends the evaluation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum Stop {
+    /// The next operation would have taken the cost past the limit.
+    #[error("cost limit exceeded: the evaluation would cost {cost} units")]
+    CostLimit {
+        /// The cost the evaluation would have reached.
+        cost: u64,
+    },
+    /// The deadline passed.
+    #[error("deadline exceeded after {cost} cost units")]
+    Deadline {
+        /// The cost charged when the deadline was noticed.
+        cost: u64,
+    },
+}
+
+/// Limits of one evaluation.
+#[derive(Clone)]
+pub struct Limits {
+    /// The cost limit in units; `None` disables it so the deadline alone stops work.
+    pub cost: Option<u64>,
+    /// Wall-clock budget.
+    pub deadline: Duration,
+    /// Where time comes from.
+    pub clock: Arc<dyn Clock>,
+}
+
+impl std::fmt::Debug for Limits {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Limits")
+            .field("cost", &self.cost)
+            .field("deadline", &self.deadline)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Default for Limits {
+    /// The default cost limit, 250 ms, the system clock.
+    fn default() -> Self {
+        Self {
+            cost: Some(crate::cost::table::DEFAULT_COST_LIMIT),
+            deadline: DEFAULT_DEADLINE,
+            clock: Arc::new(SystemClock::new()),
+        }
+    }
+}
+
+impl Limits {
+    /// Sets the cost limit (`None` = no cost limit).
+    #[must_use]
+    pub fn with_cost(mut self, cost: Option<u64>) -> Self {
+        self.cost = cost;
+        self
+    }
+
+    /// Sets the deadline.
+    #[must_use]
+    pub fn with_deadline(mut self, deadline: Duration) -> Self {
+        self.deadline = deadline;
+        self
+    }
+
+    /// Sets the clock.
+    #[must_use]
+    pub fn with_clock(mut self, clock: Arc<dyn Clock>) -> Self {
+        self.clock = clock;
+        self
+    }
+}
+
+/// The running cost of one evaluation and the limits it is held to.
+pub struct Meter<'a> {
+    cost: u64,
+    limit: Option<u64>,
+    deadline: Duration,
+    next_check: u64,
+    clock: &'a dyn Clock,
+}
+
+impl<'a> Meter<'a> {
+    /// A meter whose deadline is `limits.deadline` from now.
+    pub fn new(limits: &'a Limits) -> Self {
+        let clock: &dyn Clock = limits.clock.as_ref();
+        Self {
+            cost: 0,
+            limit: limits.cost,
+            deadline: clock.now().saturating_add(limits.deadline),
+            next_check: DEADLINE_CHECK_UNITS,
+            clock,
+        }
+    }
+
+    /// Cost charged so far.
+    pub fn cost(&self) -> u64 {
+        self.cost
+    }
+
+    /// Charges `units` before the work they pay for. Stops when the total would exceed the limit
+    /// (the units are then not added), and reads the clock every [`DEADLINE_CHECK_UNITS`].
+    #[inline]
+    pub fn charge(&mut self, units: u64) -> Result<(), Stop> {
+        let total = self.cost.saturating_add(units);
+        if let Some(limit) = self.limit {
+            if total > limit {
+                return Err(Stop::CostLimit { cost: total });
+            }
+        }
+        self.cost = total;
+        if total >= self.next_check {
+            self.next_check = total.saturating_add(DEADLINE_CHECK_UNITS);
+            self.check_deadline()?;
+        }
+        Ok(())
+    }
+
+    /// Reads the clock and stops if the deadline has passed. Long scans and loops call this
+    /// between chunks of work.
+    pub fn check_deadline(&self) -> Result<(), Stop> {
+        if self.clock.now() >= self.deadline {
+            return Err(Stop::Deadline { cost: self.cost });
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn limits(cost: Option<u64>, clock: Arc<dyn Clock>) -> Limits {
+        Limits::default().with_cost(cost).with_clock(clock)
+    }
+
+    #[test]
+    fn limit_is_strict_greater() {
+        let limits = limits(Some(10), Arc::new(ManualClock::new()));
+        let mut meter = Meter::new(&limits);
+        meter.charge(4).unwrap();
+        meter.charge(6).unwrap();
+        assert_eq!(meter.cost(), 10);
+        assert_eq!(meter.charge(1), Err(Stop::CostLimit { cost: 11 }));
+        assert_eq!(meter.cost(), 10);
+    }
+
+    #[test]
+    fn deadline_is_read_every_few_thousand_units() {
+        let clock = Arc::new(ManualClock::new());
+        let limits = limits(None, clock.clone()).with_deadline(Duration::from_millis(5));
+        let mut meter = Meter::new(&limits);
+        clock.advance(Duration::from_millis(10));
+        // Below the check interval the clock is not read, so the charge succeeds.
+        meter.charge(DEADLINE_CHECK_UNITS - 1).unwrap();
+        assert_eq!(
+            meter.charge(1),
+            Err(Stop::Deadline {
+                cost: DEADLINE_CHECK_UNITS
+            })
+        );
+    }
+
+    #[test]
+    fn stepping_clock_advances_per_read() {
+        let clock = ManualClock::stepping(Duration::from_millis(1));
+        assert_eq!(clock.now(), Duration::ZERO);
+        assert_eq!(clock.now(), Duration::from_millis(1));
+    }
+}

@@ -1,0 +1,294 @@
+//! The metered evaluator: runs a parsed (checked or not) expression over an [`Activation`],
+//! charging every operation to a [`Meter`] before doing it.
+//!
+//! A [`Program`] is built once per expression: literals are turned into values, constant
+//! `matches()` patterns are compiled (an invalid or oversized one is an `invalid-regex`
+//! diagnostic), and qualified names are precomputed. It then evaluates any number of times,
+//! typically over an [`Event`] bound once. Values dispatch dynamically, so an unchecked AST
+//! evaluates too (cel-spec's `disable_check` tests).
+//!
+//! CEL errors are values that `&&`, `||` and `all`/`exists` may absorb; a [`Stop`] (cost limit or
+//! deadline) is not, and ends the evaluation.
+
+pub mod base64;
+mod event;
+mod functions;
+mod interp;
+pub mod meter;
+mod regex;
+pub mod time;
+mod value;
+
+use std::sync::Arc;
+
+pub use event::{Event, EventError, HEADER_FIELDS};
+pub use meter::{Clock, Limits, ManualClock, Meter, Stop, SystemClock};
+pub use value::{Key, MapError, MapValue, TypeValue, Value};
+
+use crate::Diagnostic;
+use crate::check::Checked;
+use crate::syntax::{Ast, ExprKind, Literal, NodeId};
+use regex::CelRegex;
+
+/// Deepest expression tree a program accepts; evaluation recurses once per level.
+pub const MAX_DEPTH: u32 = 512;
+
+/// Variables an evaluation sees: name (possibly dotted, `a.b.c`) to value.
+#[derive(Clone, Debug, Default)]
+pub struct Activation {
+    vars: Vec<(Box<str>, Value)>,
+    dotted: bool,
+}
+
+impl Activation {
+    /// An empty activation.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The event environment: `event` bound to the shared event value (no copy).
+    pub fn event(event: &Event) -> Self {
+        let mut activation = Self::new();
+        activation.bind("event", event.value().clone());
+        activation
+    }
+
+    /// Binds (or rebinds) a variable.
+    pub fn bind(&mut self, name: &str, value: Value) {
+        self.dotted |= name.contains('.');
+        if let Some(slot) = self.vars.iter_mut().find(|(n, _)| &**n == name) {
+            slot.1 = value;
+        } else {
+            self.vars.push((name.into(), value));
+        }
+    }
+
+    /// The value bound to a name.
+    pub fn get(&self, name: &str) -> Option<&Value> {
+        self.vars.iter().find(|(n, _)| &**n == name).map(|(_, v)| v)
+    }
+
+    /// Whether some bound name is dotted (qualified-name resolution is only tried then).
+    pub fn has_dotted(&self) -> bool {
+        self.dotted
+    }
+}
+
+/// A completed evaluation.
+#[derive(Clone, Debug)]
+pub struct Evaluation {
+    /// The result.
+    pub value: Value,
+    /// The cost charged, in units.
+    pub cost: u64,
+}
+
+/// Why an evaluation produced no value.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum EvalError {
+    /// Stopped by the cost limit or the deadline.
+    #[error(transparent)]
+    Stopped(#[from] Stop),
+    /// A CEL runtime error (no such key, division by zero, no matching overload, …).
+    #[error("{message}")]
+    Runtime {
+        /// What went wrong.
+        message: String,
+        /// The cost charged until then.
+        cost: u64,
+    },
+}
+
+impl EvalError {
+    /// The cost charged before the evaluation ended.
+    pub fn cost(&self) -> u64 {
+        match self {
+            EvalError::Stopped(Stop::CostLimit { cost } | Stop::Deadline { cost })
+            | EvalError::Runtime { cost, .. } => *cost,
+        }
+    }
+}
+
+/// An expression prepared for repeated evaluation.
+#[derive(Debug)]
+pub struct Program {
+    ast: Ast,
+    /// The value of each literal node.
+    consts: Vec<Option<Value>>,
+    /// The compiled pattern of each `matches` call whose pattern is a literal.
+    regexes: Vec<Option<Arc<CelRegex>>>,
+    /// For a select chain `a.b.c` rooted in an identifier: the dotted name and the root ident.
+    qualified: Vec<Option<(Box<str>, NodeId)>>,
+}
+
+impl Program {
+    /// Prepares an expression: compiles constant regexes and refuses over-deep trees.
+    pub fn new(ast: Ast) -> Result<Program, Vec<Diagnostic>> {
+        let n = ast.len();
+        let mut consts = vec![None; n];
+        let mut regexes = vec![None; n];
+        let mut qualified: Vec<Option<(Box<str>, NodeId)>> = vec![None; n];
+        let mut depth = vec![0u32; n];
+        let mut diagnostics = Vec::new();
+        for (i, node) in ast.nodes().iter().enumerate() {
+            // Children come before parents; an AST built otherwise could loop or index out of
+            // range, so it is refused here rather than trusted during evaluation.
+            let mut d = 0;
+            let mut well_formed = true;
+            children(&node.kind, |c| match depth.get(c as usize) {
+                Some(&cd) if (c as usize) < i => d = d.max(cd),
+                _ => well_formed = false,
+            });
+            if !well_formed {
+                return Err(vec![Diagnostic::error(
+                    "malformed-ast",
+                    node.span,
+                    "the expression tree refers to a node that is not one of its children",
+                )]);
+            }
+            depth[i] = d + 1;
+            match &node.kind {
+                ExprKind::Literal(lit) => consts[i] = Some(literal_value(lit)),
+                ExprKind::Select { operand, field, .. } => {
+                    qualified[i] = match ast.kind(*operand) {
+                        ExprKind::Ident { name, .. } => {
+                            Some((format!("{name}.{field}").into(), *operand))
+                        }
+                        _ => qualified[*operand as usize]
+                            .as_ref()
+                            .map(|(q, root)| (format!("{q}.{field}").into(), *root)),
+                    };
+                }
+                ExprKind::Call {
+                    function,
+                    args,
+                    target,
+                    ..
+                } if &**function == "matches" => {
+                    let pattern = match (target, args.as_slice()) {
+                        (Some(_), [p]) | (None, [_, p]) => *p,
+                        _ => continue,
+                    };
+                    if let ExprKind::Literal(Literal::String(text)) = ast.kind(pattern) {
+                        match CelRegex::new(text) {
+                            Ok(re) => regexes[i] = Some(Arc::new(re)),
+                            Err(reason) => diagnostics.push(
+                                Diagnostic::error(
+                                    "invalid-regex",
+                                    ast.span(pattern),
+                                    format!("invalid regular expression: {reason}"),
+                                )
+                                .with_label("this pattern")
+                                .with_help("matches() takes RE2 syntax"),
+                            ),
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        if depth[ast.root() as usize] > MAX_DEPTH {
+            diagnostics.push(Diagnostic::error(
+                "expression-too-deep",
+                ast.span(ast.root()),
+                format!("the expression nests deeper than {MAX_DEPTH} levels"),
+            ));
+        }
+        if !diagnostics.is_empty() {
+            return Err(diagnostics);
+        }
+        Ok(Program {
+            ast,
+            consts,
+            regexes,
+            qualified,
+        })
+    }
+
+    /// Prepares a checked expression.
+    pub fn from_checked(checked: &Checked) -> Result<Program, Vec<Diagnostic>> {
+        Program::new(checked.ast.clone())
+    }
+
+    /// The expression.
+    pub fn ast(&self) -> &Ast {
+        &self.ast
+    }
+
+    /// Evaluates over `activation` within `limits`.
+    pub fn eval(&self, activation: &Activation, limits: &Limits) -> Result<Evaluation, EvalError> {
+        let mut interp = interp::Interp::new(self, activation, Meter::new(limits));
+        let result = interp.eval(self.ast.root());
+        let cost = interp.meter.cost();
+        match result {
+            Ok(value) => Ok(Evaluation { value, cost }),
+            Err(interp::Fault::Stop(stop)) => Err(EvalError::Stopped(stop)),
+            Err(interp::Fault::Error(message)) => Err(EvalError::Runtime {
+                message: message.into_string(),
+                cost,
+            }),
+        }
+    }
+
+    /// Evaluates a filter over one event (binds `event` only).
+    pub fn eval_event(&self, event: &Event, limits: &Limits) -> Result<Evaluation, EvalError> {
+        self.eval(&Activation::event(event), limits)
+    }
+}
+
+/// Calls `f` with every child of a node.
+fn children(kind: &ExprKind, mut f: impl FnMut(NodeId)) {
+    match kind {
+        ExprKind::Literal(_) | ExprKind::Ident { .. } => {}
+        ExprKind::Select { operand, .. }
+        | ExprKind::Has { operand, .. }
+        | ExprKind::Unary { operand, .. } => f(*operand),
+        ExprKind::Call { target, args, .. } => {
+            target.iter().copied().for_each(&mut f);
+            args.iter().copied().for_each(f);
+        }
+        ExprKind::Binary { lhs, rhs, .. } => {
+            f(*lhs);
+            f(*rhs);
+        }
+        ExprKind::Conditional {
+            cond,
+            then,
+            otherwise,
+        } => {
+            f(*cond);
+            f(*then);
+            f(*otherwise);
+        }
+        ExprKind::Index { operand, index } => {
+            f(*operand);
+            f(*index);
+        }
+        ExprKind::List(items) => items.iter().copied().for_each(f),
+        ExprKind::Map(entries) => entries.iter().for_each(|e| {
+            f(e.key);
+            f(e.value);
+        }),
+        ExprKind::Struct { fields, .. } => fields.iter().for_each(|field| f(field.value)),
+        ExprKind::Comprehension(c) => {
+            f(c.range);
+            c.predicate.iter().copied().for_each(&mut f);
+            c.transform.iter().copied().for_each(f);
+        }
+    }
+}
+
+fn literal_value(lit: &Literal) -> Value {
+    match lit {
+        Literal::Null => Value::Null,
+        Literal::Bool(b) => Value::Bool(*b),
+        Literal::Int(i) => Value::Int(*i),
+        Literal::Uint(u) => Value::Uint(*u),
+        Literal::Double(d) => Value::Double(*d),
+        Literal::String(s) => Value::string(s),
+        Literal::Bytes(b) => Value::Bytes(Arc::from(&**b)),
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,156 @@
+//! `ozcheck eval`: evaluates one CEL filter over one event file with the metered evaluator and
+//! reports the value, the cost charged and the static estimate, or why the evaluation stopped.
+
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use clap::{Args, ValueEnum};
+use ozcheck_analyzer::eval::{EvalError, Event, Limits, Program, Stop, SystemClock};
+use ozcheck_analyzer::syntax::{self, ParseOptions};
+use ozcheck_analyzer::{CostRange, Diagnostic, EventBounds, Options, SourceDiagnostic, Verdict};
+use serde_json::json;
+
+/// Arguments of `ozcheck eval`.
+#[derive(Args)]
+pub struct EvalArgs {
+    /// The expression, CEL over `event`.
+    pub expr: String,
+    /// The event, a JSON file (`id`, `source`, `type`, `action`, `subject`, `text`, `attributes`).
+    #[arg(long, value_name = "FILE")]
+    pub event: std::path::PathBuf,
+    /// Skip the static check and its estimate.
+    #[arg(long)]
+    pub no_static_check: bool,
+    /// The cost limit in units; 0 disables it so only the deadline stops the evaluation.
+    #[arg(long, value_name = "UNITS", default_value_t = ozcheck_analyzer::cost::table::DEFAULT_COST_LIMIT)]
+    pub limit: u64,
+    /// The wall-clock budget of the evaluation, in milliseconds.
+    #[arg(long, value_name = "MS", default_value_t = 250)]
+    pub deadline_ms: u64,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Full)]
+    pub format: Format,
+}
+
+/// How the result is printed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// Human-readable lines; diagnostics with source snippets.
+    Full,
+    /// One JSON object.
+    Json,
+}
+
+/// The static check run before evaluating: its estimate, or the errors that refuse the filter.
+///
+/// This is the one place the CLI wires the analyzer's save-time check into `eval`: a refused
+/// filter is not evaluated, and an accepted one reports the estimator's range (none until the
+/// estimator fills `Report::cost`).
+pub fn static_check(source: &str, limit: u64) -> Result<Option<CostRange>, Vec<Diagnostic>> {
+    let options = Options {
+        limit: if limit == 0 { u64::MAX } else { limit },
+        ..Options::default()
+    };
+    let report = ozcheck_analyzer::check_filter(source, &options);
+    match report.verdict {
+        Verdict::Accepted => Ok(report.cost),
+        Verdict::Refused => Err(report
+            .diagnostics
+            .into_iter()
+            .filter(Diagnostic::is_error)
+            .collect()),
+    }
+}
+
+/// Runs the subcommand.
+pub fn run(args: &EvalArgs) -> ExitCode {
+    let text = match std::fs::read_to_string(&args.event) {
+        Ok(text) => text,
+        Err(e) => {
+            eprintln!("error: cannot read {}: {e}", args.event.display());
+            return ExitCode::from(2);
+        }
+    };
+    let event = match Event::from_json(&text, &EventBounds::DEFAULT) {
+        Ok(event) => event,
+        Err(e) => {
+            eprintln!("error: {}: {e}", args.event.display());
+            return ExitCode::from(2);
+        }
+    };
+    let estimate = if args.no_static_check {
+        None
+    } else {
+        match static_check(&args.expr, args.limit) {
+            Ok(estimate) => estimate,
+            Err(diagnostics) => return refuse(&args.expr, &diagnostics),
+        }
+    };
+    let program = match syntax::parse(&args.expr, &ParseOptions::default()).and_then(Program::new) {
+        Ok(program) => program,
+        Err(diagnostics) => return refuse(&args.expr, &diagnostics),
+    };
+    let limits = Limits::default()
+        .with_cost((args.limit > 0).then_some(args.limit))
+        .with_deadline(Duration::from_millis(args.deadline_ms))
+        .with_clock(Arc::new(SystemClock::new()));
+    let started = Instant::now();
+    let result = program.eval_event(&event, &limits);
+    let elapsed_us = started.elapsed().as_micros() as u64;
+    let estimate_json = estimate.map(|e| json!({"min": e.min, "max": e.max}));
+    match result {
+        Ok(done) => {
+            match args.format {
+                Format::Json => println!(
+                    "{}",
+                    json!({"value": done.value.to_json(), "cost": done.cost,
+                           "estimate": estimate_json, "elapsed_us": elapsed_us})
+                ),
+                Format::Full => {
+                    println!("value: {}", done.value);
+                    match estimate {
+                        Some(e) => println!("cost: {} (estimate {}..{})", done.cost, e.min, e.max),
+                        None => println!("cost: {}", done.cost),
+                    }
+                    println!("elapsed: {elapsed_us} µs");
+                }
+            }
+            ExitCode::SUCCESS
+        }
+        Err(error) => {
+            let kind = match error {
+                EvalError::Stopped(Stop::CostLimit { .. }) => "cost-limit",
+                EvalError::Stopped(Stop::Deadline { .. }) => "deadline",
+                EvalError::Runtime { .. } => "runtime",
+            };
+            match args.format {
+                Format::Json => println!(
+                    "{}",
+                    json!({"error": {"kind": kind, "message": error.to_string(), "cost": error.cost()}})
+                ),
+                Format::Full => eprintln!("error[{kind}]: {error} (cost {})", error.cost()),
+            }
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// Prints the diagnostics that keep the expression from running; a usage error (exit 2).
+fn refuse(source: &str, diagnostics: &[Diagnostic]) -> ExitCode {
+    let handler =
+        miette::GraphicalReportHandler::new_themed(miette::GraphicalTheme::unicode_nocolor());
+    for diagnostic in diagnostics {
+        let mut out = String::new();
+        let wrapped = SourceDiagnostic { diagnostic, source };
+        if handler.render_report(&mut out, &wrapped).is_ok() {
+            eprint!("{out}");
+        } else {
+            eprintln!("error[{}]: {}", diagnostic.code, diagnostic.message);
+        }
+    }
+    if diagnostics.is_empty() {
+        eprintln!("error: the expression could not be parsed");
+    }
+    ExitCode::from(2)
+}

@@ -1,0 +1,86 @@
+//! `ozcheck filter` as a user runs it: exit codes, and the JSON contract of DESIGN.md.
+
+use std::process::Command;
+
+fn ozcheck(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_ozcheck"))
+        .args(args)
+        .output()
+        .expect("runs");
+    (
+        out.status.code().expect("exit code"),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn json(args: &[&str]) -> (i32, serde_json::Value) {
+    let mut all = vec!["filter", "--format", "json"];
+    all.extend_from_slice(args);
+    let (code, stdout, _) = ozcheck(&all);
+    (
+        code,
+        serde_json::from_str(&stdout).expect("one JSON object"),
+    )
+}
+
+#[test]
+fn accepted_filter_exits_zero_with_the_contract_fields() {
+    let (code, v) = json(&["event.action == 'opened' && !event.attributes.draft"]);
+    assert_eq!(code, 0);
+    assert_eq!(v["verdict"], "accepted");
+    assert_eq!(v["limit"], 1_000_000);
+    assert!(v["diagnostics"].as_array().unwrap().is_empty());
+    assert!(v.get("cost").is_some());
+}
+
+#[test]
+fn refused_filter_exits_one_with_spans() {
+    let source = "event.atributes.draft == false";
+    let (code, v) = json(&[source]);
+    assert_eq!(code, 1);
+    assert_eq!(v["verdict"], "refused");
+    let d = &v["diagnostics"][0];
+    assert_eq!(d["code"], "unknown-field");
+    assert_eq!(d["severity"], "error");
+    let (start, end) = (
+        d["span"]["start"].as_u64().unwrap() as usize,
+        d["span"]["end"].as_u64().unwrap() as usize,
+    );
+    assert_eq!(&source[start..end], "atributes");
+}
+
+#[test]
+fn limit_flag_is_reported() {
+    let (_, v) = json(&["--limit", "77", "event.text == 'x'"]);
+    assert_eq!(v["limit"], 77);
+}
+
+#[test]
+fn context_flag_selects_the_environment() {
+    let (code, _) = json(&["--context", "when", "trigger.event.action == 'opened'"]);
+    assert_eq!(code, 0);
+    let (code, v) = json(&["trigger.event.action == 'opened'"]);
+    assert_eq!(code, 1);
+    assert_eq!(v["diagnostics"][0]["code"], "unknown-variable");
+}
+
+#[test]
+fn usage_and_io_errors_exit_two() {
+    let (code, _, stderr) = ozcheck(&["filter"]);
+    assert_eq!(code, 2, "{stderr}");
+    let (code, _, stderr) = ozcheck(&["filter", "--file", "no/such/file.cel"]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("cannot read"));
+    let (code, _, _) = ozcheck(&["filter", "--context", "nowhere", "true"]);
+    assert_eq!(code, 2);
+}
+
+#[test]
+fn full_format_renders_the_label_under_the_cause() {
+    let (code, stdout, _) = ozcheck(&["filter", "event.text.contians('x')"]);
+    assert_eq!(code, 1);
+    assert!(stdout.contains("unknown function `contians`"));
+    assert!(stdout.contains("did you mean `contains`?"));
+    assert!(stdout.trim_end().ends_with("refused"));
+}
