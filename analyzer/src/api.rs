@@ -2,7 +2,7 @@
 //! returns a verdict. No I/O, no panics, no allocation beyond the expression's own size.
 
 use crate::check::{self, Checked, Env};
-use crate::cost::DEFAULT_COST_LIMIT;
+use crate::cost::{self, CostModel, DEFAULT_COST_LIMIT, SizeModel};
 use crate::syntax::{self, ParseOptions};
 use crate::{Diagnostic, EventBounds};
 
@@ -15,6 +15,10 @@ pub struct Options {
     pub bounds: EventBounds,
     /// Source size and nesting limits.
     pub parse: ParseOptions,
+    /// Which parts of the cost model are charged (allocations on by default).
+    pub model: CostModel,
+    /// How sizes of event parts relate (a shared budget by default).
+    pub sizes: SizeModel,
 }
 
 impl Default for Options {
@@ -23,6 +27,8 @@ impl Default for Options {
             limit: DEFAULT_COST_LIMIT,
             bounds: EventBounds::DEFAULT,
             parse: ParseOptions::default(),
+            model: CostModel::FULL,
+            sizes: SizeModel::Shared,
         }
     }
 }
@@ -59,7 +65,24 @@ pub struct Report {
     pub diagnostics: Vec<Diagnostic>,
 }
 
-/// Checks a wait or trigger filter (CEL over `event` alone).
+/// Checks a wait or trigger filter (CEL over `event` alone): parses, type-checks and
+/// estimates its worst-case cost over every event within `options.bounds`.
+///
+/// Never panics and does no I/O; hostile input yields diagnostics.
+///
+/// ```
+/// use ozcheck_analyzer::{Options, Verdict, check_filter};
+///
+/// let report = check_filter("event.text.contains('LGTM')", &Options::default());
+/// assert_eq!(report.verdict, Verdict::Accepted);
+/// let cost = report.cost.expect("estimated");
+/// assert!(cost.min <= cost.max && cost.max <= report.limit);
+///
+/// let nested = "event.attributes.a.exists(x, event.attributes.b.exists(y, x == y))";
+/// let report = check_filter(nested, &Options::default());
+/// assert_eq!(report.verdict, Verdict::Refused);
+/// assert_eq!(report.diagnostics[0].code, "cost-over-limit");
+/// ```
 pub fn check_filter(source: &str, options: &Options) -> Report {
     check_expression(source, &Env::filter(), options)
 }
@@ -67,12 +90,22 @@ pub fn check_filter(source: &str, options: &Options) -> Report {
 /// Checks an expression in any environment.
 pub fn check_expression(source: &str, env: &Env, options: &Options) -> Report {
     match compile(source, env, options) {
-        Ok(_) => Report {
-            verdict: Verdict::Accepted,
-            cost: None,
-            limit: options.limit,
-            diagnostics: Vec::new(),
-        },
+        Ok(checked) => {
+            let estimate = cost::estimate(&checked, env, options);
+            let diagnostics: Vec<Diagnostic> = cost::diagnostic(&estimate, options.limit)
+                .into_iter()
+                .collect();
+            Report {
+                verdict: if diagnostics.iter().any(Diagnostic::is_error) {
+                    Verdict::Refused
+                } else {
+                    Verdict::Accepted
+                },
+                cost: Some(estimate.cost),
+                limit: options.limit,
+                diagnostics,
+            }
+        }
         Err(diagnostics) => Report {
             verdict: Verdict::Refused,
             cost: None,

@@ -6,10 +6,12 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+use ozcheck_analyzer::wait_args;
+
 use crate::model::{Since, WaitSpec};
 
 /// The default timeout of a wait.
-pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(3600);
+pub const DEFAULT_TIMEOUT: Duration = wait_args::DEFAULT_TIMEOUT;
 
 /// Validates the arguments of `oz.wait_for_event` (or a flow step) into a [`WaitSpec`].
 pub fn parse_wait_args(args: &Value) -> Result<WaitSpec, String> {
@@ -23,9 +25,8 @@ pub fn parse_wait_args(args: &Value) -> Result<WaitSpec, String> {
             Some(_) => Err(format!("`{key}` must be a string")),
         }
     };
-    let source = text("source")?
-        .filter(|s| !s.is_empty())
-        .ok_or_else(|| "`source` is required".to_owned())?;
+    let source = text("source")?.ok_or_else(|| "`source` is required".to_owned())?;
+    wait_args::validate_source(&source).map_err(|e| e.to_string())?;
     let types = match obj.get("types") {
         None | Some(Value::Null) => None,
         Some(Value::Array(items)) => {
@@ -34,28 +35,35 @@ pub fn parse_wait_args(args: &Value) -> Result<WaitSpec, String> {
             }
             let mut types = Vec::with_capacity(items.len());
             for item in items {
-                match item.as_str() {
-                    Some(t) if !t.is_empty() => types.push(t.to_owned()),
-                    _ => return Err("`types` must be a list of event type names".to_owned()),
-                }
+                let Some(t) = item.as_str() else {
+                    return Err("`types` must be a list of event type names".to_owned());
+                };
+                wait_args::validate_type(t).map_err(|e| e.to_string())?;
+                types.push(t.to_owned());
             }
             Some(types)
         }
-        Some(Value::String(t)) if !t.is_empty() => Some(vec![t.clone()]),
+        Some(Value::String(t)) => {
+            wait_args::validate_type(t).map_err(|e| e.to_string())?;
+            Some(vec![t.clone()])
+        }
         Some(_) => return Err("`types` must be a list of event type names".to_owned()),
     };
-    let subject = text("subject")?.filter(|s| !s.is_empty());
+    let subject = text("subject")?;
+    if let Some(subject) = &subject {
+        wait_args::validate_subject(subject).map_err(|e| e.to_string())?;
+    }
     let filter = text("filter")?.filter(|s| !s.trim().is_empty());
     let timeout = match text("timeout")? {
         None => DEFAULT_TIMEOUT,
         Some(t) => parse_timeout(&t)?,
     };
-    let since = match text("since")?.as_deref() {
-        None | Some("job") => Since::Job,
-        Some("now") => Since::Now,
-        Some(other) => {
-            return Err(format!("`since` is `{other}`: it must be `job` or `now`"));
-        }
+    let since = match text("since")? {
+        None => Since::Job,
+        Some(s) => match wait_args::Since::parse(&s).map_err(|e| e.to_string())? {
+            wait_args::Since::Job => Since::Job,
+            wait_args::Since::Now => Since::Now,
+        },
     };
     Ok(WaitSpec {
         source,
@@ -67,43 +75,16 @@ pub fn parse_wait_args(args: &Value) -> Result<WaitSpec, String> {
     })
 }
 
-/// Parses a wait timeout: a whole number and one unit (`ms`, `s`, `m`, `h`, `d`), at most 7d.
-///
-/// This is a stand-in with the documented grammar until the shared module
-/// `ozcheck_analyzer::wait_args` is merged; it is replaced by a call to it.
+/// Parses a wait timeout with the grammar and messages shared with the lint: a whole number
+/// and one unit (`ms`, `s`, `m`, `h`, `d`), more than zero, at most 7d.
 pub fn parse_timeout(text: &str) -> Result<Duration, String> {
-    let duration = parse_duration(text).ok_or_else(|| {
-        format!(
-            "timeout `{text}` is not a whole number and one unit (ms, s, m, h or d); write e.g. `90m` instead of `1h30m` or `1.5h`"
-        )
-    })?;
-    if duration.is_zero() {
-        return Err(format!("timeout `{text}` is zero"));
-    }
-    if duration > Duration::from_secs(7 * 24 * 3600) {
-        return Err(format!("timeout `{text}` is longer than 7d"));
-    }
-    Ok(duration)
+    wait_args::parse_timeout(text).map_err(|e| e.to_string())
 }
 
-/// Parses one whole number and one unit (`ms`, `s`, `m`, `h`, `d`) with no bound; the
-/// conformance runner's `advance` uses it.
+/// Parses a duration in the same grammar without the 7-day bound (a job's `limits.timeout`, the
+/// conformance runner's `advance`).
 pub fn parse_duration(text: &str) -> Option<Duration> {
-    let split = text.find(|c: char| !c.is_ascii_digit())?;
-    let (digits, unit) = text.split_at(split);
-    if digits.is_empty() || (digits.len() > 1 && digits.starts_with('0')) {
-        return None;
-    }
-    let n: u64 = digits.parse().ok()?;
-    let ms = match unit {
-        "ms" => 1,
-        "s" => 1000,
-        "m" => 60_000,
-        "h" => 3_600_000,
-        "d" => 86_400_000,
-        _ => return None,
-    };
-    Some(Duration::from_millis(n.checked_mul(ms)?))
+    wait_args::parse_duration(text).ok()
 }
 
 #[cfg(test)]
@@ -118,7 +99,7 @@ mod tests {
         assert_eq!(parse_timeout("168h"), Ok(Duration::from_secs(7 * 86_400)));
         assert_eq!(parse_timeout("250ms"), Ok(Duration::from_millis(250)));
         for bad in [
-            "1h30m", "1.5h", "8d", "90", "", "h", "1H", " 1h", "0s", "-1h", "01h",
+            "1h30m", "1.5h", "8d", "90", "", "h", "1H", " 1h", "0s", "-1h",
         ] {
             assert!(parse_timeout(bad).is_err(), "{bad:?} was accepted");
         }
@@ -135,9 +116,8 @@ mod tests {
         assert!(parse_wait_args(&json!({"source": "gh", "types": []})).is_err());
         assert!(parse_wait_args(&json!({"source": "gh", "since": "later"})).is_err());
         assert!(parse_wait_args(&json!({"source": "gh", "timeout": 5})).is_err());
-        let spec =
-            parse_wait_args(&json!({"source": "gh", "subject": "", "since": "now"})).unwrap();
-        assert_eq!(spec.subject, None);
+        assert!(parse_wait_args(&json!({"source": "gh", "subject": ""})).is_err());
+        let spec = parse_wait_args(&json!({"source": "gh", "since": "now"})).unwrap();
         assert_eq!(spec.since, Since::Now);
     }
 }

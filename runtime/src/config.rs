@@ -58,6 +58,10 @@ pub struct SourceConfig {
     /// The largest event it may give.
     #[serde(default)]
     pub bounds: EventBounds,
+    /// The cost limit of one filter evaluation on this source's events, when it must differ
+    /// from the static limit (a test hook: it makes the meter's stop reachable).
+    #[serde(default)]
+    pub eval_cost_limit: Option<u64>,
     /// For `json` sources: where each event field is in the body.
     #[serde(default)]
     pub mapping: JsonMapping,

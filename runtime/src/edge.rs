@@ -16,7 +16,7 @@ use tokio::sync::broadcast;
 use crate::args::parse_wait_args;
 use crate::clock::{Clock, DAY, Timestamp};
 use crate::config::Config;
-use crate::filter::{Filter, Stopped};
+use crate::filter::{Filter, PreparedEvent, Stopped};
 use crate::index::{ArmedWait, WaitIndex};
 use crate::model::{AuditRecord, Event, Job, Since, StoredEvent, Wait, WaitSpec, WaitState};
 use crate::store::{Claim, Store, StoreError};
@@ -111,8 +111,48 @@ impl<S: Store> Runtime<S> {
                 }
             }
         }
+        rt.resume_flows().await?;
         rt.fire_due().await?;
         Ok(rt)
+    }
+
+    /// Continues flows that stopped between two steps (a crash after one step's wait closed and
+    /// before the next one was registered): each started flow job without an open wait goes on
+    /// after its last registered step.
+    async fn resume_flows(&self) -> Result<(), StoreError> {
+        for fire in self.store.fires().await? {
+            if fire.kind != "flow" || fire.state != crate::model::FireState::Started {
+                continue;
+            }
+            let Some(flow) = self.config.flows.iter().position(|f| f.name == fire.name) else {
+                continue;
+            };
+            let prefix = format!("event-{}-", fire.name);
+            let Some(event_id) = fire.job.strip_prefix(&prefix) else {
+                continue;
+            };
+            let source = &self.config.flows[flow].trigger.event.source;
+            let Some(trigger) = self.store.event(source, event_id).await? else {
+                continue;
+            };
+            let waits = self.store.waits_of_job(&fire.job).await?;
+            if waits.iter().any(|w| w.state == WaitState::Open) {
+                continue;
+            }
+            let steps = &self.config.flows[flow].steps;
+            let done = waits
+                .iter()
+                .filter_map(|w| {
+                    let id = w.name.strip_prefix(&format!("{}/", fire.job))?;
+                    steps.iter().position(|s| s.id == id)
+                })
+                .max();
+            let next = done.map_or(0, |i| i + 1);
+            if next < steps.len() {
+                self.run_flow(&fire.job, flow, next, &trigger.event).await?;
+            }
+        }
+        Ok(())
     }
 
     /// The current time on the runtime's clock.
@@ -168,14 +208,12 @@ impl<S: Store> Runtime<S> {
     }
 
     fn compile_filter(&self, spec: &WaitSpec) -> Result<Option<Filter>, String> {
-        let bounds = self
-            .config
-            .source(&spec.source)
-            .map(|s| s.bounds)
-            .unwrap_or_default();
+        let source = self.config.source(&spec.source);
+        let bounds = source.map(|s| s.bounds).unwrap_or_default();
+        let limit = source.and_then(|s| s.eval_cost_limit);
         spec.filter
             .as_deref()
-            .map(|f| Filter::compile(f, &bounds))
+            .map(|f| Filter::compile_with_limit(f, &bounds, limit))
             .transpose()
     }
 
@@ -323,7 +361,13 @@ impl<S: Store> Runtime<S> {
             if !wait.spec.admits(&stored.event) {
                 continue;
             }
-            match filter.map_or(Ok(true), |f| f.matches(&stored.event)) {
+            let verdict = match filter {
+                None => Ok(true),
+                Some(f) => PreparedEvent::new(&stored.event)
+                    .map_err(Stopped::Error)
+                    .and_then(|e| f.matches(&e)),
+            };
+            match verdict {
                 Ok(true) => match self.claim(wait, &stored).await? {
                     Claim::Claimed | Claim::NotOpen => return Ok(()),
                     Claim::JobHadEvent => {}
@@ -444,6 +488,7 @@ impl<S: Store> Runtime<S> {
     pub async fn route(&self, stored: &StoredEvent) -> Result<Vec<String>, StoreError> {
         let event = &stored.event;
         let candidates = self.index().candidates(&event.source, &event.subject);
+        let prepared = PreparedEvent::new(event);
         let mut served: HashSet<String> = HashSet::new();
         let mut matched = Vec::new();
         for armed in candidates {
@@ -455,12 +500,13 @@ impl<S: Store> Runtime<S> {
                 continue;
             }
             // On an event routed after the wait was registered, a stopped filter is false.
-            if !armed
-                .filter
-                .as_ref()
-                .is_none_or(|f| f.matches(event) == Ok(true))
-            {
-                continue;
+            if let Some(filter) = &armed.filter {
+                let Ok(prepared) = &prepared else {
+                    continue;
+                };
+                if filter.matches(prepared) != Ok(true) {
+                    continue;
+                }
             }
             match self.claim(wait, stored).await? {
                 Claim::Claimed => {
@@ -477,9 +523,12 @@ impl<S: Store> Runtime<S> {
     }
 
     async fn fire_triggers(&self, stored: &StoredEvent) -> Result<(), StoreError> {
-        let fires = self.triggers.matching(&stored.event);
+        let Ok(prepared) = PreparedEvent::new(&stored.event) else {
+            return Ok(());
+        };
+        let fires = self.triggers.matching(&stored.event, &prepared);
         for fire in fires {
-            crate::triggers::fire(self, fire, stored).await?;
+            crate::triggers::fire(self, fire, stored, &prepared).await?;
         }
         Ok(())
     }

@@ -234,6 +234,7 @@ mod tests {
             secret: None,
             plugin: None,
             bounds: ozcheck_analyzer::EventBounds::DEFAULT,
+            eval_cost_limit: None,
             mapping: JsonMapping::default(),
         }
     }

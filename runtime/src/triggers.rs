@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 
 use crate::config::{Config, EventTrigger};
 use crate::edge::Runtime;
-use crate::filter::Filter;
+use crate::filter::{Filter, PreparedEvent, Stopped};
 use crate::model::{Event, Fire, FireState, StoredEvent};
 use crate::store::{FireLimit, FireOutcome, Store, StoreError};
 
@@ -54,7 +54,11 @@ impl Triggers {
                 .source(&spec.source)
                 .map(|s| s.bounds)
                 .unwrap_or_default();
-            let filter = spec.filter.as_deref().map(|f| Filter::compile(f, &bounds));
+            let limit = config.source(&spec.source).and_then(|s| s.eval_cost_limit);
+            let filter = spec
+                .filter
+                .as_deref()
+                .map(|f| Filter::compile_with_limit(f, &bounds, limit));
             let sender = spec
                 .sender
                 .as_deref()
@@ -86,7 +90,7 @@ impl Triggers {
 
     /// The triggers `event` fires: source, types and filter match (a filter that fails or is
     /// stopped is false).
-    pub fn matching(&self, event: &Event) -> Vec<PendingFire<'_>> {
+    pub fn matching(&self, event: &Event, prepared: &PreparedEvent) -> Vec<PendingFire<'_>> {
         self.all
             .iter()
             .filter(|t| t.broken.is_none() && t.spec.source == event.source)
@@ -99,14 +103,14 @@ impl Triggers {
             .filter(|t| {
                 t.filter
                     .as_ref()
-                    .is_none_or(|f| f.matches(event) == Ok(true))
+                    .is_none_or(|f| f.matches(prepared) == Ok(true))
             })
             .map(|trigger| PendingFire { trigger })
             .collect()
     }
 }
 
-fn sender_allowed(t: &CompiledTrigger, event: &Event) -> Result<(), String> {
+fn sender_allowed(t: &CompiledTrigger, event: &PreparedEvent) -> Result<(), String> {
     let Some(allowed) = &t.spec.allow_senders else {
         return Ok(());
     };
@@ -117,7 +121,9 @@ fn sender_allowed(t: &CompiledTrigger, event: &Event) -> Result<(), String> {
         Ok(Value::String(s)) if allowed.contains(&s) => Ok(()),
         Ok(Value::String(s)) => Err(format!("sender `{s}` is not allowed")),
         Ok(other) => Err(format!("sender gave {other}, not a string")),
-        Err(e) => Err(format!("sender could not be evaluated: {e:?}")),
+        Err(Stopped::Limit(e) | Stopped::Error(e)) => {
+            Err(format!("sender could not be evaluated: {e}"))
+        }
     }
 }
 
@@ -127,10 +133,11 @@ pub async fn fire<S: Store>(
     rt: &Runtime<S>,
     pending: PendingFire<'_>,
     stored: &StoredEvent,
+    prepared: &PreparedEvent,
 ) -> Result<(), StoreError> {
     let t = pending.trigger;
     let event = &stored.event;
-    if let Err(reason) = sender_allowed(t, event) {
+    if let Err(reason) = sender_allowed(t, prepared) {
         rt.log(format!(
             "trigger {} skipped event {}: {reason}",
             t.trigger, event.id

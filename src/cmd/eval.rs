@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use clap::{Args, ValueEnum};
 use ozcheck_analyzer::eval::{EvalError, Event, Limits, Program, Stop, SystemClock};
 use ozcheck_analyzer::syntax::{self, ParseOptions};
-use ozcheck_analyzer::{CostRange, Diagnostic, EventBounds, Options, SourceDiagnostic, Verdict};
+use ozcheck_analyzer::{CostRange, Diagnostic, EventBounds, Options, Verdict};
 use serde_json::json;
 
 /// Arguments of `ozcheck eval`.
@@ -84,12 +84,12 @@ pub fn run(args: &EvalArgs) -> ExitCode {
     } else {
         match static_check(&args.expr, args.limit) {
             Ok(estimate) => estimate,
-            Err(diagnostics) => return refuse(&args.expr, &diagnostics),
+            Err(diagnostics) => return refuse(&args.expr, &diagnostics, args.format),
         }
     };
     let program = match syntax::parse(&args.expr, &ParseOptions::default()).and_then(Program::new) {
         Ok(program) => program,
-        Err(diagnostics) => return refuse(&args.expr, &diagnostics),
+        Err(diagnostics) => return refuse(&args.expr, &diagnostics, args.format),
     };
     let limits = Limits::default()
         .with_cost((args.limit > 0).then_some(args.limit))
@@ -136,21 +136,32 @@ pub fn run(args: &EvalArgs) -> ExitCode {
     }
 }
 
-/// Prints the diagnostics that keep the expression from running; a usage error (exit 2).
-fn refuse(source: &str, diagnostics: &[Diagnostic]) -> ExitCode {
-    let handler =
-        miette::GraphicalReportHandler::new_themed(miette::GraphicalTheme::unicode_nocolor());
-    for diagnostic in diagnostics {
-        let mut out = String::new();
-        let wrapped = SourceDiagnostic { diagnostic, source };
-        if handler.render_report(&mut out, &wrapped).is_ok() {
-            eprint!("{out}");
-        } else {
-            eprintln!("error[{}]: {}", diagnostic.code, diagnostic.message);
+/// Reports the diagnostics that keep the expression from running (a refused filter is not
+/// evaluated): exit 1, and in JSON an error of kind `refused` with the diagnostics.
+fn refuse(source: &str, diagnostics: &[Diagnostic], format: Format) -> ExitCode {
+    match format {
+        Format::Json => {
+            let message = diagnostics
+                .first()
+                .map_or("the expression could not be parsed", |d| d.message.as_str());
+            let listed: Vec<_> = diagnostics
+                .iter()
+                .map(|d| {
+                    json!({"code": d.code, "message": d.message,
+                                "span": {"start": d.span.start, "end": d.span.end}})
+                })
+                .collect();
+            println!(
+                "{}",
+                json!({"error": {"kind": "refused", "message": message, "cost": 0,
+                                 "diagnostics": listed}})
+            );
+        }
+        Format::Full => {
+            for diagnostic in diagnostics {
+                eprint!("{}", crate::render::diagnostic(source, diagnostic));
+            }
         }
     }
-    if diagnostics.is_empty() {
-        eprintln!("error: the expression could not be parsed");
-    }
-    ExitCode::from(2)
+    ExitCode::from(1)
 }

@@ -1,5 +1,19 @@
-//! Cost: the shared cost table, and the static worst-case estimator.
+//! Cost: the shared cost table and model switches, and the static worst-case estimator with its
+//! explanations.
+//!
+//! [`estimate`] walks a checked expression once and returns an [`Estimate`]: a `{min, max}` per
+//! node and for the whole expression. Sizes are symbolic (see `size` and `poly`) until the
+//! very end, where they are maximised over every event within [`crate::EventBounds`].
 
+mod calls;
+mod estimate;
+mod explain;
+pub mod model;
+mod poly;
+mod size;
 pub mod table;
 
+pub use estimate::{Estimate, NodeCost, estimate};
+pub use explain::{diagnostic, dominant, explain};
+pub use model::{CostModel, SizeModel};
 pub use table::{COST_MODEL_VERSION, DEFAULT_COST_LIMIT};

@@ -125,6 +125,12 @@ pub const fn alloc_map(len: u64) -> u64 {
     len.saturating_mul(ALLOC_PER_ENTRY)
 }
 
+/// The longest string `string(x)` or `bytes(x)` builds from a number, bool, null, timestamp or
+/// duration, in bytes. A double written out in full is the longest (`5e-324` spelled out takes
+/// 326 bytes, plus a sign). The estimator charges this much allocation for such conversions; the
+/// evaluator must never format a scalar longer than this.
+pub const SCALAR_STRING_MAX: u64 = 330;
+
 #[cfg(test)]
 mod tests {
     use super::*;

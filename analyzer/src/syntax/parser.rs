@@ -27,12 +27,12 @@
 //! - `unsupported-syntax`: optional syntax (`a.?b`, `a[?0]`, `[?x]`, `{?k: v}`), which the
 //!   hosts we check do not enable.
 
+mod compound;
+mod tree;
+
 use super::lexer::{Token, TokenKind, tokenize};
 use super::literal::{self, LiteralError};
-use super::{
-    Ast, BinaryOp, Comprehension, ExprKind, FieldInit, Literal, MacroKind, MapEntry, Node, NodeId,
-    ParseOptions, Span, UnaryOp,
-};
+use super::{Ast, BinaryOp, ExprKind, Literal, Node, NodeId, ParseOptions, Span, UnaryOp};
 use crate::Diagnostic;
 
 /// Most errors reported for one expression; past this the parse stops.
@@ -77,6 +77,8 @@ pub fn parse(source: &str, options: &ParseOptions) -> Result<Ast, Vec<Diagnostic
         max_depth: options.max_depth,
         fatal: false,
         closers: Vec::new(),
+        scratch: Vec::new(),
+        field_scratch: Vec::new(),
         orphans: false,
     };
     let root = parser.expr();
@@ -108,7 +110,11 @@ pub fn parse(source: &str, options: &ParseOptions) -> Result<Ast, Vec<Diagnostic
         diagnostics.sort_by_key(|d| d.span.start);
         return Err(diagnostics);
     }
-    let nodes = if orphans { compact(nodes, root) } else { nodes };
+    let nodes = if orphans {
+        tree::compact(nodes, root)
+    } else {
+        nodes
+    };
     Ok(Ast::from_nodes(nodes).expect("a successful parse builds at least one node"))
 }
 
@@ -176,6 +182,11 @@ struct Parser<'s> {
     /// Set when parsing cannot usefully go on: every token then reads as the end.
     fatal: bool,
     closers: Vec<Closer>,
+    /// Items of the bracketed lists being parsed, innermost last; a list takes its own off
+    /// the top when it closes (no allocation per list while parsing, and small frames).
+    scratch: Vec<NodeId>,
+    /// Field initialisers of the message literals being parsed, likewise.
+    field_scratch: Vec<super::FieldInit>,
     /// Whether a macro dropped a node it had parsed (the `has` argument, a comprehension's
     /// variable), so the arena needs compacting.
     orphans: bool,
@@ -371,24 +382,37 @@ impl<'s> Parser<'s> {
     }
 
     // ---- expressions ----------------------------------------------------------------------
+    //
+    // Every function on the recursive path (`expr` → … → `primary` → a bracketed construct →
+    // `expr`) keeps its frame small: it only parses children and hands node building and error
+    // reporting to separate functions, which are not on the stack while the recursion runs.
+    // That keeps a debug build within a 256 KiB stack at the maximum depth.
 
     /// `expr : conditionalOr ('?' conditionalOr ':' expr)?`, the one recursive entry point
     /// whose depth is bounded.
     fn expr(&mut self) -> NodeId {
         self.depth += 1;
+        let id = if self.depth_ok() {
+            let cond = self.binary(0);
+            self.conditional_tail(cond)
+        } else {
+            self.stopped()
+        };
+        self.depth -= 1;
+        id
+    }
+
+    fn depth_ok(&mut self) -> bool {
         if self.depth > self.max_depth && !self.fatal {
             let span = self.peek().span;
             self.too_deep(span, "this sub-expression");
         }
-        let id = if self.fatal {
-            let span = self.peek().span;
-            self.placeholder(span)
-        } else {
-            let cond = self.binary(0);
-            self.conditional_tail(cond)
-        };
-        self.depth -= 1;
-        id
+        !self.fatal
+    }
+
+    fn stopped(&mut self) -> NodeId {
+        let span = self.peek().span;
+        self.placeholder(span)
     }
 
     fn conditional_tail(&mut self, cond: NodeId) -> NodeId {
@@ -397,11 +421,19 @@ impl<'s> Parser<'s> {
         }
         self.bump();
         let then = self.binary(0);
+        self.expect_colon();
+        let otherwise = self.expr();
+        self.conditional_node(cond, then, otherwise)
+    }
+
+    fn expect_colon(&mut self) {
         self.expect(
             TokenKind::Colon,
             Some("a conditional needs both branches: `cond ? a : b`"),
         );
-        let otherwise = self.expr();
+    }
+
+    fn conditional_node(&mut self, cond: NodeId, then: NodeId, otherwise: NodeId) -> NodeId {
         let span = self.span(cond).to(self.span(otherwise));
         self.push(
             ExprKind::Conditional {
@@ -427,32 +459,47 @@ impl<'s> Parser<'s> {
             }
             self.bump();
             let rhs = self.binary(power + 1);
-            let span = self.span(lhs).to(self.span(rhs));
-            lhs = self.push(ExprKind::Binary { op, lhs, rhs }, span, &[lhs, rhs]);
+            lhs = self.binary_node(op, lhs, rhs);
         }
         lhs
     }
 
+    fn binary_node(&mut self, op: BinaryOp, lhs: NodeId, rhs: NodeId) -> NodeId {
+        let span = self.span(lhs).to(self.span(rhs));
+        self.push(ExprKind::Binary { op, lhs, rhs }, span, &[lhs, rhs])
+    }
+
     /// `unary : member | '!'+ member | '-'+ member`.
     fn unary(&mut self) -> NodeId {
-        let first = self.peek();
-        let op = match first.kind {
-            TokenKind::Bang => UnaryOp::Not,
-            // A lone minus before a number belongs to the literal (the grammar's `-1`).
-            TokenKind::Minus
-                if !matches!(self.peek_at(1).kind, TokenKind::Int | TokenKind::Float) =>
-            {
-                UnaryOp::Neg
-            }
-            _ => return self.member(),
-        };
-        let mut count = 0usize;
+        let kind = self.peek().kind;
+        // A lone minus before a number belongs to the literal (the grammar's `-1`).
+        let number_next = matches!(self.peek_at(1).kind, TokenKind::Int | TokenKind::Float);
+        if kind == TokenKind::Bang || kind == TokenKind::Minus && !number_next {
+            return self.prefix_run();
+        }
+        self.member()
+    }
+
+    /// A run of `!` or of `-` and the member it applies to, consumed in one loop.
+    fn prefix_run(&mut self) -> NodeId {
+        let first = self.bump();
+        let mut count = 1usize;
         while self.peek().kind == first.kind {
             self.bump();
             count += 1;
         }
         let operand = self.member();
-        let span = first.span.to(self.span(operand));
+        let op = if first.kind == TokenKind::Bang {
+            UnaryOp::Not
+        } else {
+            UnaryOp::Neg
+        };
+        self.unary_node(op, count, first.span, operand)
+    }
+
+    /// An odd run of `op` is one operator; an even run cancels out and only widens the span.
+    fn unary_node(&mut self, op: UnaryOp, count: usize, first: Span, operand: NodeId) -> NodeId {
+        let span = first.to(self.span(operand));
         if count % 2 == 0 {
             self.widen(operand, span);
             return operand;
@@ -476,90 +523,6 @@ impl<'s> Parser<'s> {
         }
     }
 
-    fn select_or_call(&mut self, operand: NodeId) -> NodeId {
-        self.bump();
-        self.optional_marker("`.?` (optional field selection)");
-        let name = self.peek();
-        match name.kind {
-            TokenKind::Ident if self.peek_at(1).kind == TokenKind::LParen => {
-                self.bump();
-                self.member_call(operand, name)
-            }
-            TokenKind::Ident | TokenKind::EscIdent => {
-                self.bump();
-                let field = self.field_name(name);
-                let span = self.span(operand).to(name.span);
-                self.push(
-                    ExprKind::Select {
-                        operand,
-                        field: field.into(),
-                        field_span: name.span,
-                    },
-                    span,
-                    &[operand],
-                )
-            }
-            _ => {
-                let help = match name.kind {
-                    TokenKind::In | TokenKind::True | TokenKind::False | TokenKind::Null => Some(
-                        "keywords cannot be field names as written; quote the name with \
-                         backticks, e.g. a.`in`",
-                    ),
-                    _ => None,
-                };
-                self.error(
-                    name,
-                    format!(
-                        "expected a field name after `.`, found {}",
-                        name.kind.describe()
-                    ),
-                    "expected a field name here",
-                    help,
-                );
-                operand
-            }
-        }
-    }
-
-    /// The field name a token spells: backticks are removed from a quoted name.
-    fn field_name(&self, token: Token) -> &'s str {
-        let text = self.text(token.span);
-        if token.kind == TokenKind::EscIdent {
-            &text[1..text.len() - 1]
-        } else {
-            text
-        }
-    }
-
-    fn index(&mut self, operand: NodeId) -> NodeId {
-        self.bump();
-        self.optional_marker("`[?` (optional index)");
-        self.closers.push(Closer::Index);
-        let index = self.expr();
-        self.closers.pop();
-        let close = self.expect(TokenKind::RBracket, Some("close the index with `]`"));
-        let end = close.unwrap_or(self.span(index));
-        let span = self.span(operand).to(end);
-        self.push(ExprKind::Index { operand, index }, span, &[operand, index])
-    }
-
-    /// Reports and skips the `?` of optional syntax, which is parsed as if absent.
-    fn optional_marker(&mut self, what: &str) {
-        if !self.at(TokenKind::Question) {
-            return;
-        }
-        let token = self.bump();
-        self.report(
-            Diagnostic::error(
-                "unsupported-syntax",
-                token.span,
-                format!("optional syntax {what} is not supported"),
-            )
-            .with_label("optional marker")
-            .with_help("remove the `?`; test presence with `has(…)` or `in` instead"),
-        );
-    }
-
     fn primary(&mut self) -> NodeId {
         let token = self.peek();
         match token.kind {
@@ -570,16 +533,11 @@ impl<'s> Parser<'s> {
             | TokenKind::Bytes
             | TokenKind::True
             | TokenKind::False
-            | TokenKind::Null => {
-                self.bump();
-                self.literal(token, None)
-            }
+            | TokenKind::Null => self.literal(None),
             TokenKind::Minus
                 if matches!(self.peek_at(1).kind, TokenKind::Int | TokenKind::Float) =>
             {
-                self.bump();
-                let number = self.bump();
-                self.literal(number, Some(token.span))
+                self.literal(Some(token.span))
             }
             TokenKind::Ident | TokenKind::Dot => self.name(),
             TokenKind::LParen => self.parenthesised(),
@@ -611,6 +569,7 @@ impl<'s> Parser<'s> {
         if token.kind == TokenKind::Eof || wanted {
             return self.placeholder(token.span);
         }
+        // Skip the stray token; if an operand follows, parse it so the rest still gets checked.
         self.bump();
         if starts_expression(self.peek().kind) {
             return self.unary();
@@ -618,7 +577,13 @@ impl<'s> Parser<'s> {
         self.placeholder(token.span)
     }
 
-    fn literal(&mut self, token: Token, sign: Option<Span>) -> NodeId {
+    /// A literal token, after the `-` at `sign` when there is one (only before a number: the
+    /// caller sees any other `-` as an operator).
+    fn literal(&mut self, sign: Option<Span>) -> NodeId {
+        if sign.is_some() {
+            self.bump();
+        }
+        let token = self.bump();
         let text = self.text(token.span);
         let negative = sign.is_some();
         let span = sign.map_or(token.span, |s| s.to(token.span));
@@ -665,13 +630,8 @@ impl<'s> Parser<'s> {
         let mut inner = self.expr();
         while let Some(open) = opens.pop() {
             self.closers.pop();
-            let Some(close) = self.expect(
-                TokenKind::RParen,
-                Some("add the missing `)` or remove the extra `(`"),
-            ) else {
-                for _ in 0..opens.len() {
-                    self.closers.pop();
-                }
+            let Some(close) = self.expect_close_paren() else {
+                self.closers.truncate(self.closers.len() - opens.len());
                 return inner;
             };
             self.widen(inner, open.to(close));
@@ -684,56 +644,69 @@ impl<'s> Parser<'s> {
         inner
     }
 
+    fn expect_close_paren(&mut self) -> Option<Span> {
+        self.expect(
+            TokenKind::RParen,
+            Some("add the missing `)` or remove the extra `(`"),
+        )
+    }
+
     /// An identifier, a global call, or a message literal, possibly with a leading dot.
     fn name(&mut self) -> NodeId {
         let start = self.peek();
         let rooted = start.kind == TokenKind::Dot;
         let ident = self.peek_at(usize::from(rooted));
         if ident.kind != TokenKind::Ident {
-            if rooted {
-                self.bump();
-            }
-            self.error(
-                ident,
-                format!(
-                    "expected an identifier after a leading `.`, found {}",
-                    ident.kind.describe()
-                ),
-                "expected an identifier here",
-                None,
-            );
-            return self.placeholder(start.span.to(ident.span));
+            return self.missing_name(start, ident);
         }
         if self.is_message_start(usize::from(rooted)) {
             return self.message(rooted);
         }
-        if rooted {
+        self.pos += 1 + usize::from(rooted);
+        if self.at(TokenKind::LParen) {
+            return self.global_call(start.span, rooted, ident.span);
+        }
+        self.ident_node(start.span, rooted, ident.span)
+    }
+
+    fn missing_name(&mut self, start: Token, ident: Token) -> NodeId {
+        if start.kind == TokenKind::Dot {
             self.bump();
         }
-        self.bump();
-        let name = self.text(ident.span);
-        let span = start.span.to(ident.span);
-        if RESERVED.contains(&name) {
-            self.reserved(ident.span, name);
-        }
-        if self.at(TokenKind::LParen) {
-            return self.global_call(span, rooted, ident.span);
-        }
+        self.error(
+            ident,
+            format!(
+                "expected an identifier after a leading `.`, found {}",
+                ident.kind.describe()
+            ),
+            "expected an identifier here",
+            None,
+        );
+        self.placeholder(start.span.to(ident.span))
+    }
+
+    fn ident_node(&mut self, start: Span, rooted: bool, ident: Span) -> NodeId {
+        let name = self.text(ident);
+        self.check_reserved(ident);
         self.push(
             ExprKind::Ident {
                 name: name.into(),
                 rooted,
             },
-            span,
+            start.to(ident),
             &[],
         )
     }
 
-    fn reserved(&mut self, span: Span, name: &str) {
+    fn check_reserved(&mut self, ident: Span) {
+        let name = self.text(ident);
+        if !RESERVED.contains(&name) {
+            return;
+        }
         self.report(
             Diagnostic::error(
                 "reserved-word",
-                span,
+                ident,
                 format!("`{name}` is a reserved word and cannot be used as an identifier"),
             )
             .with_label("reserved word")
@@ -752,428 +725,4 @@ impl<'s> Parser<'s> {
             }
         }
     }
-
-    fn enter(&mut self, closer: Closer) {
-        self.closers.push(closer);
-    }
-
-    fn leave(&mut self) {
-        self.closers.pop();
-    }
-
-    /// After an error inside brackets, skips to the next `,` or `closer` at this level.
-    /// Returns whether a `,` was found (so another element may follow).
-    fn synchronise(&mut self, closer: TokenKind) -> bool {
-        let mut nesting = 0usize;
-        loop {
-            let token = self.peek();
-            match token.kind {
-                TokenKind::Eof => return false,
-                TokenKind::LParen | TokenKind::LBracket | TokenKind::LBrace => nesting += 1,
-                TokenKind::RParen | TokenKind::RBracket | TokenKind::RBrace if nesting > 0 => {
-                    nesting -= 1;
-                }
-                TokenKind::Comma if nesting == 0 => {
-                    self.bump();
-                    return true;
-                }
-                kind if nesting == 0 && kind == closer => return false,
-                TokenKind::RParen | TokenKind::RBracket | TokenKind::RBrace => return false,
-                _ => {}
-            }
-            self.bump();
-        }
-    }
-
-    /// Parses comma-separated items up to `closer` (already past the opening bracket), with
-    /// an optional trailing comma when `trailing` allows it. Returns the closing span.
-    fn delimited(
-        &mut self,
-        closer: TokenKind,
-        context: Closer,
-        trailing: bool,
-        mut item: impl FnMut(&mut Self),
-    ) -> Option<Span> {
-        self.enter(context);
-        // The grammar allows a lone comma in an empty list, map or message: `[,]`.
-        if trailing && self.at(TokenKind::Comma) && self.peek_at(1).kind == closer {
-            self.bump();
-        }
-        if !self.at(closer) {
-            loop {
-                item(self);
-                if self.at(TokenKind::Comma) {
-                    self.bump();
-                    if self.at(closer) {
-                        if !trailing {
-                            self.error(
-                                self.peek(),
-                                "expected an expression after `,`, found `)`".to_owned(),
-                                "expected an argument here",
-                                Some("remove the trailing comma"),
-                            );
-                        }
-                        break;
-                    }
-                    continue;
-                }
-                if self.at(closer) || self.fatal {
-                    break;
-                }
-                let token = self.peek();
-                self.error(
-                    token,
-                    format!(
-                        "expected `,` or {}, found {}",
-                        closer.describe(),
-                        token.kind.describe()
-                    ),
-                    "expected `,` or a closing bracket here",
-                    None,
-                );
-                if !self.synchronise(closer) {
-                    break;
-                }
-            }
-        }
-        self.leave();
-        self.expect(closer, None)
-    }
-
-    fn list(&mut self) -> NodeId {
-        let open = self.bump().span;
-        let mut items = Vec::new();
-        let close = self.delimited(TokenKind::RBracket, Closer::List, true, |p| {
-            p.optional_marker("`[?x]` (optional list element)");
-            items.push(p.expr());
-        });
-        let end = close
-            .or(items.last().map(|&i| self.span(i)))
-            .unwrap_or(open);
-        self.push(ExprKind::List(items.clone()), open.to(end), &items)
-    }
-
-    fn map(&mut self) -> NodeId {
-        let open = self.bump().span;
-        let mut entries = Vec::new();
-        let close = self.delimited(TokenKind::RBrace, Closer::Brace, true, |p| {
-            p.optional_marker("`{?k: v}` (optional map entry)");
-            let key = p.expr();
-            p.expect(
-                TokenKind::Colon,
-                Some("map entries are written `key: value`"),
-            );
-            let value = p.expr();
-            entries.push(MapEntry { key, value });
-        });
-        let end = close.unwrap_or(self.peek().span);
-        let children: Vec<NodeId> = entries.iter().flat_map(|e| [e.key, e.value]).collect();
-        self.push(ExprKind::Map(entries), open.to(end), &children)
-    }
-
-    fn message(&mut self, rooted: bool) -> NodeId {
-        let start = self.peek().span;
-        let mut type_name = String::new();
-        if rooted {
-            self.bump();
-            type_name.push('.');
-        }
-        loop {
-            let ident = self.bump();
-            type_name.push_str(self.text(ident.span));
-            if self.at(TokenKind::LBrace) || self.fatal {
-                break;
-            }
-            self.bump();
-            type_name.push('.');
-        }
-        self.bump();
-        let mut fields = Vec::new();
-        let close = self.delimited(TokenKind::RBrace, Closer::Brace, true, |p| {
-            p.optional_marker("`T{?f: v}` (optional field)");
-            let name = p.peek();
-            if !matches!(name.kind, TokenKind::Ident | TokenKind::EscIdent) {
-                p.error(
-                    name,
-                    format!("expected a field name, found {}", name.kind.describe()),
-                    "expected a field name here",
-                    Some("message fields are written `name: value`"),
-                );
-                p.synchronise_item();
-                return;
-            }
-            p.bump();
-            p.expect(
-                TokenKind::Colon,
-                Some("message fields are written `name: value`"),
-            );
-            let value = p.expr();
-            fields.push(FieldInit {
-                name: p.field_name(name).into(),
-                name_span: name.span,
-                value,
-            });
-        });
-        let end = close.unwrap_or(self.peek().span);
-        let children: Vec<NodeId> = fields.iter().map(|f| f.value).collect();
-        self.push(
-            ExprKind::Struct {
-                type_name: type_name.into(),
-                fields,
-            },
-            start.to(end),
-            &children,
-        )
-    }
-
-    /// Skips the rest of a malformed list item, up to the `,` or closer that ends it.
-    fn synchronise_item(&mut self) {
-        let mut nesting = 0usize;
-        loop {
-            match self.peek().kind {
-                TokenKind::Eof => return,
-                TokenKind::LParen | TokenKind::LBracket | TokenKind::LBrace => nesting += 1,
-                TokenKind::RParen | TokenKind::RBracket | TokenKind::RBrace => {
-                    if nesting == 0 {
-                        return;
-                    }
-                    nesting -= 1;
-                }
-                TokenKind::Comma if nesting == 0 => return,
-                _ => {}
-            }
-            self.bump();
-        }
-    }
-
-    fn arguments(&mut self) -> (Vec<NodeId>, Span) {
-        let open = self.bump().span;
-        let mut args = Vec::new();
-        let close = self.delimited(TokenKind::RParen, Closer::Args, false, |p| {
-            args.push(p.expr());
-        });
-        let end = close.or(args.last().map(|&a| self.span(a))).unwrap_or(open);
-        (args, end)
-    }
-
-    fn global_call(&mut self, start: Span, rooted: bool, name_span: Span) -> NodeId {
-        let name = self.text(name_span);
-        let (args, end) = self.arguments();
-        let span = start.to(end);
-        if !rooted && name == "has" && args.len() == 1 {
-            return self.has(args[0], span);
-        }
-        let function = if rooted {
-            format!(".{name}")
-        } else {
-            name.to_owned()
-        };
-        self.push(
-            ExprKind::Call {
-                target: None,
-                function: function.into(),
-                name_span,
-                args: args.clone(),
-            },
-            span,
-            &args,
-        )
-    }
-
-    fn has(&mut self, arg: NodeId, span: Span) -> NodeId {
-        let ExprKind::Select {
-            operand,
-            field,
-            field_span,
-        } = self.kind(arg).clone()
-        else {
-            let arg_span = self.span(arg);
-            self.report(
-                Diagnostic::error("cel-syntax", arg_span, "invalid argument to has() macro")
-                    .with_label("not a field selection")
-                    .with_help("has() tests a field: write it as has(x.field)"),
-            );
-            return self.placeholder(span);
-        };
-        self.drop_node();
-        self.push(
-            ExprKind::Has {
-                operand,
-                field,
-                field_span,
-            },
-            span,
-            &[operand],
-        )
-    }
-
-    fn member_call(&mut self, target: NodeId, name: Token) -> NodeId {
-        let function = self.text(name.span);
-        let (args, end) = self.arguments();
-        let span = self.span(target).to(end);
-        let kind = match (function, args.len()) {
-            ("all", 2) => Some(MacroKind::All),
-            ("exists", 2) => Some(MacroKind::Exists),
-            ("exists_one" | "existsOne", 2) => Some(MacroKind::ExistsOne),
-            ("map", 2 | 3) => Some(MacroKind::Map),
-            ("filter", 2) => Some(MacroKind::Filter),
-            _ => None,
-        };
-        if let Some(kind) = kind {
-            return self.comprehension(kind, target, &args, span);
-        }
-        let mut children = vec![target];
-        children.extend_from_slice(&args);
-        self.push(
-            ExprKind::Call {
-                target: Some(target),
-                function: function.into(),
-                name_span: name.span,
-                args,
-            },
-            span,
-            &children,
-        )
-    }
-
-    fn comprehension(
-        &mut self,
-        kind: MacroKind,
-        range: NodeId,
-        args: &[NodeId],
-        span: Span,
-    ) -> NodeId {
-        let var_span = self.span(args[0]);
-        let ExprKind::Ident { name, rooted } = self.kind(args[0]).clone() else {
-            self.report(
-                Diagnostic::error("cel-syntax", var_span, "argument must be a simple name")
-                    .with_label("expected a variable name")
-                    .with_help(format!(
-                        "the first argument of {}() names the iteration variable, e.g. \
-                         `list.{}(x, …)`",
-                        kind.name(),
-                        kind.name()
-                    )),
-            );
-            return self.placeholder(span);
-        };
-        self.drop_node();
-        let var: Box<str> = if rooted {
-            format!(".{name}").into()
-        } else {
-            name
-        };
-        let (predicate, transform) = match (kind, args.len()) {
-            (MacroKind::Map, 2) => (None, Some(args[1])),
-            (MacroKind::Map, _) => (Some(args[1]), Some(args[2])),
-            _ => (Some(args[1]), None),
-        };
-        let children: Vec<NodeId> = [Some(range), predicate, transform]
-            .into_iter()
-            .flatten()
-            .collect();
-        self.push(
-            ExprKind::Comprehension(Box::new(Comprehension {
-                kind,
-                range,
-                var,
-                var_span,
-                predicate,
-                transform,
-            })),
-            span,
-            &children,
-        )
-    }
-}
-
-/// The ids of a node's children, in source order.
-pub(crate) fn children(kind: &ExprKind) -> Vec<NodeId> {
-    match kind {
-        ExprKind::Literal(_) | ExprKind::Ident { .. } => Vec::new(),
-        ExprKind::Select { operand, .. }
-        | ExprKind::Has { operand, .. }
-        | ExprKind::Unary { operand, .. } => vec![*operand],
-        ExprKind::Call { target, args, .. } => target.iter().chain(args).copied().collect(),
-        ExprKind::Binary { lhs, rhs, .. } => vec![*lhs, *rhs],
-        ExprKind::Conditional {
-            cond,
-            then,
-            otherwise,
-        } => vec![*cond, *then, *otherwise],
-        ExprKind::Index { operand, index } => vec![*operand, *index],
-        ExprKind::List(items) => items.clone(),
-        ExprKind::Map(entries) => entries.iter().flat_map(|e| [e.key, e.value]).collect(),
-        ExprKind::Struct { fields, .. } => fields.iter().map(|f| f.value).collect(),
-        ExprKind::Comprehension(c) => [Some(c.range), c.predicate, c.transform]
-            .into_iter()
-            .flatten()
-            .collect(),
-    }
-}
-
-/// Rewrites every child id of `kind` through `map`.
-fn remap(kind: &mut ExprKind, map: &[NodeId]) {
-    let m = |id: &mut NodeId| *id = map[*id as usize];
-    match kind {
-        ExprKind::Literal(_) | ExprKind::Ident { .. } => {}
-        ExprKind::Select { operand, .. }
-        | ExprKind::Has { operand, .. }
-        | ExprKind::Unary { operand, .. } => m(operand),
-        ExprKind::Call { target, args, .. } => {
-            target.iter_mut().for_each(m);
-            args.iter_mut().for_each(m);
-        }
-        ExprKind::Binary { lhs, rhs, .. } => {
-            m(lhs);
-            m(rhs);
-        }
-        ExprKind::Conditional {
-            cond,
-            then,
-            otherwise,
-        } => {
-            m(cond);
-            m(then);
-            m(otherwise);
-        }
-        ExprKind::Index { operand, index } => {
-            m(operand);
-            m(index);
-        }
-        ExprKind::List(items) => items.iter_mut().for_each(m),
-        ExprKind::Map(entries) => entries.iter_mut().for_each(|e| {
-            m(&mut e.key);
-            m(&mut e.value);
-        }),
-        ExprKind::Struct { fields, .. } => fields.iter_mut().for_each(|f| m(&mut f.value)),
-        ExprKind::Comprehension(c) => {
-            m(&mut c.range);
-            c.predicate.iter_mut().for_each(m);
-            c.transform.iter_mut().for_each(m);
-        }
-    }
-}
-
-/// Drops the nodes a macro discarded, keeping children before parents and the root last.
-fn compact(nodes: Vec<Node>, root: NodeId) -> Vec<Node> {
-    let mut reachable = vec![false; nodes.len()];
-    reachable[root as usize] = true;
-    for id in (0..nodes.len()).rev() {
-        if reachable[id] {
-            for child in children(&nodes[id].kind) {
-                reachable[child as usize] = true;
-            }
-        }
-    }
-    let mut map = vec![0; nodes.len()];
-    let mut kept = Vec::with_capacity(nodes.len());
-    for (id, mut node) in nodes.into_iter().enumerate() {
-        if reachable[id] {
-            remap(&mut node.kind, &map);
-            map[id] = kept.len() as NodeId;
-            kept.push(node);
-        }
-    }
-    kept
 }

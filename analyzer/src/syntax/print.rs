@@ -2,8 +2,10 @@
 //! same tree.
 //!
 //! The output is meant for explanations, lint messages and round-trip tests, not for pretty
-//! formatting: every operand is wrapped in parentheses, literals are written in a canonical
-//! form, and field names that are not plain identifiers get backticks.
+//! formatting: every binary and conditional expression is wrapped in parentheses, as is the
+//! operand of a unary operator and any operand of `.`/`[]` that is not already a member
+//! expression; literals are written in a canonical form, and field names that are not plain
+//! identifiers get backticks.
 
 use std::fmt::Write as _;
 
@@ -26,13 +28,13 @@ fn write_node(ast: &Ast, id: NodeId, out: &mut String) {
             out.push_str(name);
         }
         ExprKind::Select { operand, field, .. } => {
-            operand_in_parens(ast, *operand, out);
+            member_operand(ast, *operand, out);
             out.push('.');
             write_field(field, out);
         }
         ExprKind::Has { operand, field, .. } => {
             out.push_str("has(");
-            operand_in_parens(ast, *operand, out);
+            member_operand(ast, *operand, out);
             out.push('.');
             write_field(field, out);
             out.push(')');
@@ -44,7 +46,7 @@ fn write_node(ast: &Ast, id: NodeId, out: &mut String) {
             ..
         } => {
             if let Some(target) = target {
-                operand_in_parens(ast, *target, out);
+                member_operand(ast, *target, out);
                 out.push('.');
             }
             out.push_str(function);
@@ -56,9 +58,9 @@ fn write_node(ast: &Ast, id: NodeId, out: &mut String) {
         }
         ExprKind::Binary { op, lhs, rhs } => {
             out.push('(');
-            operand_in_parens(ast, *lhs, out);
+            write_node(ast, *lhs, out);
             let _ = write!(out, " {} ", op.symbol());
-            operand_in_parens(ast, *rhs, out);
+            write_node(ast, *rhs, out);
             out.push(')');
         }
         ExprKind::Conditional {
@@ -67,15 +69,15 @@ fn write_node(ast: &Ast, id: NodeId, out: &mut String) {
             otherwise,
         } => {
             out.push('(');
-            operand_in_parens(ast, *cond, out);
+            write_node(ast, *cond, out);
             out.push_str(" ? ");
-            operand_in_parens(ast, *then, out);
+            write_node(ast, *then, out);
             out.push_str(" : ");
-            operand_in_parens(ast, *otherwise, out);
+            write_node(ast, *otherwise, out);
             out.push(')');
         }
         ExprKind::Index { operand, index } => {
-            operand_in_parens(ast, *operand, out);
+            member_operand(ast, *operand, out);
             out.push('[');
             write_node(ast, *index, out);
             out.push(']');
@@ -107,7 +109,7 @@ fn write_node(ast: &Ast, id: NodeId, out: &mut String) {
             out.push('}');
         }
         ExprKind::Comprehension(c) => {
-            operand_in_parens(ast, c.range, out);
+            member_operand(ast, c.range, out);
             out.push('.');
             out.push_str(match c.kind {
                 MacroKind::ExistsOne => "exists_one",
@@ -128,6 +130,22 @@ fn operand_in_parens(ast: &Ast, id: NodeId, out: &mut String) {
     out.push('(');
     write_node(ast, id, out);
     out.push(')');
+}
+
+/// The operand of `.f`, `[i]` or a member call: bare when it is itself a member expression
+/// (or a literal that reads back the same way), otherwise in parentheses.
+fn member_operand(ast: &Ast, id: NodeId, out: &mut String) {
+    let bare = match ast.kind(id) {
+        ExprKind::Literal(Literal::Int(i)) => *i >= 0,
+        ExprKind::Literal(Literal::Double(d)) => d.is_sign_positive(),
+        ExprKind::Unary { .. } | ExprKind::Binary { .. } | ExprKind::Conditional { .. } => false,
+        _ => true,
+    };
+    if bare {
+        write_node(ast, id, out);
+    } else {
+        operand_in_parens(ast, id, out);
+    }
 }
 
 fn write_list(ast: &Ast, items: &[NodeId], open: char, close: char, out: &mut String) {

@@ -6,7 +6,6 @@
 //! New operations (e.g. the probe waits' `wait_for`) are added as one arm in
 //! [`ReferenceAdapter::dispatch`] and one function.
 
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
@@ -488,15 +487,7 @@ async fn audit(s: &Session, args: &Value) -> OpResult {
         .await?
         .into_iter()
         .filter(|r| r.action.starts_with(prefix))
-        .map(|r| {
-            let mut fields: HashMap<String, Value> = match r.data {
-                Value::Object(map) => map.into_iter().collect(),
-                _ => HashMap::new(),
-            };
-            fields.insert("action".into(), Value::String(r.action));
-            fields.insert("at".into(), Value::String(r.at.to_rfc3339()));
-            Value::Object(fields.into_iter().collect())
-        })
+        .map(|r| json!({"action": r.action, "at": r.at.to_rfc3339(), "data": r.data}))
         .collect();
     Ok(json!({"records": records}))
 }

@@ -1,0 +1,690 @@
+//! The static worst-case estimator: a `{min, max}` cost for every node of a checked expression,
+//! with the max as a polynomial over the sizes of event parts, maximised over every event
+//! within bounds. `docs/cost-model.md` derives each rule.
+
+use super::calls;
+use super::model::{CostModel, SizeModel};
+use super::poly::{Poly, Var};
+use super::size::{ListShape, MapShape, PartKind, Parts, Shape, UNBOUNDED};
+use super::table;
+use crate::api::{CostRange, Options};
+use crate::check::{Checked, Env};
+use crate::syntax::{Ast, Comprehension, ExprKind, Literal, MacroKind, NodeId, Span};
+
+/// Recursion deeper than this gives up on the subtree (an unbounded estimate), so hostile
+/// nesting can never overflow the stack; the parser's own limit is far lower.
+const MAX_DEPTH: u32 = 512;
+
+/// The estimate of one expression.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Estimate {
+    /// The cost range of the whole expression.
+    pub cost: CostRange,
+    /// The estimate of each node, indexed by node id; `None` for nodes the estimator did not
+    /// visit on their own (the parts of a qualified variable name).
+    pub nodes: Vec<Option<NodeCost>>,
+    /// The root node.
+    pub root: NodeId,
+    /// The size assumption behind the root's max, in words.
+    pub assumption: String,
+}
+
+/// The estimate of one node.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NodeCost {
+    /// Least cost of one evaluation of the node (its whole sub-expression).
+    pub min: u64,
+    /// Greatest cost of one evaluation of the node over events within bounds.
+    pub max: u64,
+    /// How many times the node may be evaluated per evaluation of the whole expression (the
+    /// product of the iteration bounds of the comprehensions it sits in).
+    pub multiplier: u64,
+    /// The size assumption this node introduces, if any (`event.text ≤ 16384 bytes`).
+    pub assumption: Option<String>,
+    /// The node's source bytes.
+    pub span: Span,
+    /// The children the estimator visited, in source order.
+    pub children: Vec<NodeId>,
+}
+
+/// Estimates the cost of a checked expression in `env` under `options` (limit, event bounds,
+/// cost model, size model). Never panics; unknown sizes give an unbounded (saturated) max.
+pub fn estimate(checked: &Checked, env: &Env, options: &Options) -> Estimate {
+    let ast = &checked.ast;
+    let mut walker = Walker {
+        ast,
+        env,
+        model: options.model,
+        sizes: options.sizes,
+        parts: Parts::new(options.bounds, options.sizes),
+        scopes: Vec::new(),
+        multipliers: vec![Poly::constant(1.0)],
+        nodes: vec![None; ast.len()],
+        depth: 0,
+    };
+    let root = ast.root();
+    let val = walker.visit(root);
+    let max = units(walker.parts.maximize(&val.max));
+    let assumption = walker.parts.describe_worst_case(&val.max);
+    Estimate {
+        cost: CostRange {
+            min: val.min.min(max),
+            max,
+        },
+        nodes: walker.nodes,
+        root,
+        assumption,
+    }
+}
+
+/// Converts a real upper bound of an integer-valued cost to whole units. Costs are integers,
+/// so rounding down is sound; the small relative margin absorbs floating-point error.
+pub(crate) fn units(x: f64) -> u64 {
+    if x.is_nan() || x <= 0.0 {
+        0
+    } else if x >= UNBOUNDED {
+        u64::MAX
+    } else {
+        (x * (1.0 + 1e-10) + 1e-9).floor() as u64
+    }
+}
+
+/// What the walk knows about one node.
+pub(crate) struct Val {
+    /// Upper bound of the cost, symbolic in part sizes.
+    pub(crate) max: Poly,
+    /// Lower bound of the cost.
+    pub(crate) min: u64,
+    /// Bound on the value.
+    pub(crate) shape: Shape,
+}
+
+impl Val {
+    fn constant(cost: u64, shape: Shape) -> Self {
+        Val {
+            max: Poly::constant(cost as f64),
+            min: cost,
+            shape,
+        }
+    }
+}
+
+/// One iteration plan: how often a comprehension runs its body and what its variable is.
+struct Iteration {
+    count: Poly,
+    min_count: u64,
+    elem: Shape,
+    /// The element variable to sum over, and the part whose elements it ranges over.
+    sum: Option<(Var, Var)>,
+}
+
+pub(crate) struct Walker<'a> {
+    ast: &'a Ast,
+    env: &'a Env,
+    pub(crate) model: CostModel,
+    sizes: SizeModel,
+    pub(crate) parts: Parts,
+    scopes: Vec<(&'a str, Shape)>,
+    /// The joint iteration bound of the comprehensions around the current node.
+    multipliers: Vec<Poly>,
+    nodes: Vec<Option<NodeCost>>,
+    depth: u32,
+}
+
+impl<'a> Walker<'a> {
+    fn visit(&mut self, id: NodeId) -> Val {
+        if self.depth >= MAX_DEPTH {
+            return Val {
+                max: Poly::constant(UNBOUNDED),
+                min: 0,
+                shape: Shape::Unknown,
+            };
+        }
+        self.depth += 1;
+        let (val, assumption) = self.visit_kind(id);
+        self.depth -= 1;
+        let max = self.parts.coarsen(val.max);
+        let multiplier = self
+            .multipliers
+            .last()
+            .map_or(1, |m| units(self.parts.maximize(m)));
+        let max_units = units(self.parts.maximize(&max));
+        self.nodes[id as usize] = Some(NodeCost {
+            min: val.min.min(max_units),
+            max: max_units,
+            multiplier,
+            assumption,
+            span: self.ast.span(id),
+            children: children(self.ast, id)
+                .into_iter()
+                .filter(|c| self.nodes[*c as usize].is_some())
+                .collect(),
+        });
+        Val { max, ..val }
+    }
+
+    fn visit_kind(&mut self, id: NodeId) -> (Val, Option<String>) {
+        let ast = self.ast;
+        match ast.kind(id) {
+            ExprKind::Literal(lit) => (Val::constant(table::CONST, literal_shape(lit)), None),
+            ExprKind::Ident { name, rooted } => (
+                Val::constant(table::SELECT, self.resolve(name, *rooted)),
+                None,
+            ),
+            ExprKind::Select { operand, field, .. } => {
+                if let Some(shape) = self.qualified(id) {
+                    return (Val::constant(table::SELECT, shape), None);
+                }
+                let op = self.visit(*operand);
+                let shape = self.select(&op.shape, field);
+                let assumption = self.describe_shape(&shape);
+                (add_cost(&op, table::SELECT, shape), assumption)
+            }
+            ExprKind::Has { operand, .. } => {
+                let op = self.visit(*operand);
+                (add_cost(&op, table::SELECT, Shape::Scalar), None)
+            }
+            ExprKind::Index { operand, index } => {
+                let op = self.visit(*operand);
+                let ix = self.visit(*index);
+                let key = match ast.kind(*index) {
+                    ExprKind::Literal(Literal::String(s)) => Some(&**s),
+                    _ => None,
+                };
+                let shape = self.index(&op.shape, &ix.shape, key);
+                let assumption = self.describe_shape(&shape);
+                let val = Val {
+                    max: op.max.add(&ix.max).add_const(table::CALL as f64),
+                    min: op.min.saturating_add(ix.min).saturating_add(table::CALL),
+                    shape,
+                };
+                (val, assumption)
+            }
+            ExprKind::Call {
+                target,
+                function,
+                args,
+                ..
+            } => {
+                let operands: Vec<Val> =
+                    target.iter().chain(args).map(|&a| self.visit(a)).collect();
+                (calls::call(self, function, &operands), None)
+            }
+            ExprKind::Unary { operand, .. } => {
+                let op = self.visit(*operand);
+                (add_cost(&op, table::CALL, Shape::Scalar), None)
+            }
+            ExprKind::Binary { op, lhs, rhs } => {
+                let l = self.visit(*lhs);
+                let r = self.visit(*rhs);
+                (calls::binary(self, *op, &l, &r), None)
+            }
+            ExprKind::Conditional {
+                cond,
+                then,
+                otherwise,
+            } => {
+                let c = self.visit(*cond);
+                let t = self.visit(*then);
+                let f = self.visit(*otherwise);
+                let val = Val {
+                    max: c.max.add(&t.max.max(&f.max)),
+                    min: c.min.saturating_add(t.min.min(f.min)),
+                    shape: t.shape.union(f.shape),
+                };
+                (val, None)
+            }
+            ExprKind::List(elems) => {
+                let n = elems.len() as u64;
+                let fixed =
+                    table::LIST_CREATE.saturating_add(self.model.alloc(table::alloc_list(n)));
+                let mut val = Val::constant(fixed, Shape::Scalar);
+                let mut elem: Option<Shape> = None;
+                for &e in elems {
+                    let v = self.visit(e);
+                    val.max = val.max.add(&v.max);
+                    val.min = val.min.saturating_add(v.min);
+                    elem = Some(match elem {
+                        None => v.shape,
+                        Some(s) => s.union(v.shape),
+                    });
+                }
+                val.shape = Shape::List(Box::new(ListShape {
+                    len: Poly::constant(n as f64),
+                    min_len: n,
+                    elem: elem.unwrap_or(Shape::Scalar),
+                    elem_var: None,
+                }));
+                (val, None)
+            }
+            ExprKind::Map(entries) => {
+                let n = entries.len() as u64;
+                let fixed = table::MAP_CREATE.saturating_add(self.model.alloc(table::alloc_map(n)));
+                let mut val = Val::constant(fixed, Shape::Scalar);
+                let (mut key, mut value): (Option<Shape>, Option<Shape>) = (None, None);
+                for entry in entries {
+                    let k = self.visit(entry.key);
+                    let v = self.visit(entry.value);
+                    val.max = val.max.add(&k.max).add(&v.max);
+                    val.min = val.min.saturating_add(k.min).saturating_add(v.min);
+                    key = Some(key.map_or(k.shape.clone(), |s| s.union(k.shape)));
+                    value = Some(value.map_or(v.shape.clone(), |s| s.union(v.shape)));
+                }
+                val.shape = Shape::Map(Box::new(MapShape {
+                    len: Poly::constant(n as f64),
+                    min_len: n,
+                    key: key.unwrap_or(Shape::Scalar),
+                    val: value.unwrap_or(Shape::Scalar),
+                }));
+                (val, None)
+            }
+            ExprKind::Struct { fields, .. } => {
+                let mut val = Val::constant(table::STRUCT_CREATE, Shape::Unknown);
+                for field in fields {
+                    let v = self.visit(field.value);
+                    val.max = val.max.add(&v.max);
+                    val.min = val.min.saturating_add(v.min);
+                }
+                (val, None)
+            }
+            ExprKind::Comprehension(c) => self.comprehension(c),
+        }
+    }
+
+    /// An identifier: the innermost iteration variable of that name, else a declared
+    /// variable, else a type name used as a value.
+    fn resolve(&mut self, name: &str, rooted: bool) -> Shape {
+        if !rooted {
+            if let Some((_, shape)) = self.scopes.iter().rev().find(|(n, _)| *n == name) {
+                return shape.clone();
+            }
+        }
+        match self.env.var(name) {
+            Some(decl) => Shape::of_type(&decl.ty, Some(&decl.size), name),
+            None => Shape::Scalar,
+        }
+    }
+
+    /// A select chain that names a declared variable with a dotted name (`self.val1`), unless
+    /// its first identifier is an iteration variable in scope.
+    fn qualified(&self, id: NodeId) -> Option<Shape> {
+        let mut names = Vec::new();
+        let mut at = id;
+        loop {
+            match self.ast.kind(at) {
+                ExprKind::Select { operand, field, .. } => {
+                    names.push(&**field);
+                    at = *operand;
+                }
+                ExprKind::Ident { name, rooted } => {
+                    if !rooted && self.scopes.iter().any(|(n, _)| n == &&**name) {
+                        return None;
+                    }
+                    names.push(&**name);
+                    break;
+                }
+                _ => return None,
+            }
+        }
+        names.reverse();
+        let dotted = names.join(".");
+        let decl = self.env.var(&dotted)?;
+        Some(Shape::of_type(&decl.ty, Some(&decl.size), &dotted))
+    }
+
+    /// The shape of `operand.field`.
+    fn select(&mut self, operand: &Shape, field: &str) -> Shape {
+        let mut out: Option<Shape> = None;
+        for alt in operand.alternatives() {
+            let s = match alt {
+                Shape::Object(obj, path) if &*obj.name == "event" => self.event_field(path, field),
+                Shape::Object(obj, path) => match obj.field(field) {
+                    Some(f) => Shape::of_type(&f.ty, None, &format!("{path}.{field}")),
+                    None => Shape::Scalar,
+                },
+                Shape::Map(m) => m.val.clone(),
+                Shape::Json(v) => Shape::Json(self.parts.key(*v, field)),
+                Shape::Unknown => Shape::Unknown,
+                _ => Shape::Scalar,
+            };
+            out = Some(out.map_or(s.clone(), |o| o.union(s)));
+        }
+        out.unwrap_or(Shape::Scalar)
+    }
+
+    /// A field of an event object: its text, its attributes, or a header.
+    fn event_field(&mut self, path: &str, field: &str) -> Shape {
+        let bounds = self.parts.bounds();
+        let name = format!("{path}.{field}");
+        match field {
+            "text" => Shape::Str {
+                max: Poly::var(self.parts.root(&name, bounds.text, false), 1.0),
+                min: 0,
+            },
+            "attributes" => Shape::Json(self.parts.root(&name, bounds.attributes, true)),
+            "id" | "source" | "type" | "action" | "subject" => Shape::Str {
+                max: Poly::var(self.parts.root(&name, bounds.header_field, false), 1.0),
+                min: 0,
+            },
+            _ => Shape::Scalar,
+        }
+    }
+
+    /// The shape of `operand[index]`.
+    fn index(&mut self, operand: &Shape, index: &Shape, key: Option<&str>) -> Shape {
+        let mut out: Option<Shape> = None;
+        for alt in operand.alternatives() {
+            let s = match alt {
+                Shape::List(l) => l.elem.clone(),
+                Shape::Map(m) => m.val.clone(),
+                Shape::Json(v) => match (index, key) {
+                    // `m[k]` inside `m.exists(k, …)`: the value of the very entry `k` names.
+                    (Shape::Json(x), _)
+                        if self.parts.part(*x).parent == Some(*v)
+                            && self.parts.part(*x).kind == PartKind::Element =>
+                    {
+                        Shape::Json(*x)
+                    }
+                    (_, Some(k)) => Shape::Json(self.parts.key(*v, k)),
+                    // Any other key may name any member: the whole part bounds it.
+                    _ => Shape::Json(*v),
+                },
+                Shape::Object(..) => match key {
+                    Some(k) => self.select(alt, k),
+                    None => Shape::Unknown,
+                },
+                Shape::Unknown => Shape::Unknown,
+                _ => Shape::Scalar,
+            };
+            out = Some(out.map_or(s.clone(), |o| o.union(s)));
+        }
+        out.unwrap_or(Shape::Scalar)
+    }
+
+    /// What a comprehension iterates over.
+    fn iteration(&mut self, range: &Shape) -> Iteration {
+        let mut plans = Vec::new();
+        for alt in range.alternatives() {
+            let plan = match alt {
+                Shape::List(l) => match l
+                    .elem_var
+                    .and_then(|x| Some((x, self.parts.part(x).parent?)))
+                {
+                    // A fresh variable per comprehension: two loops over the same list must
+                    // not share one, or one loop's sum would absorb the other's variable.
+                    Some((x, parent)) => {
+                        let fresh = self.parts.element(parent);
+                        let parts = &self.parts;
+                        let elem = l
+                            .elem
+                            .map_vars(&mut |v| if parts.encloses(x, v) { fresh } else { v });
+                        Iteration {
+                            count: l.len.clone(),
+                            min_count: l.min_len,
+                            elem,
+                            sum: Some((fresh, parent)),
+                        }
+                    }
+                    None => Iteration {
+                        count: l.len.clone(),
+                        min_count: l.min_len,
+                        elem: l.elem.clone(),
+                        sum: None,
+                    },
+                },
+                Shape::Map(m) => Iteration {
+                    count: m.len.clone(),
+                    min_count: m.min_len,
+                    elem: m.key.clone(),
+                    sum: None,
+                },
+                Shape::Json(v) => {
+                    let x = self.parts.element(*v);
+                    Iteration {
+                        count: self.parts.count(*v),
+                        min_count: 0,
+                        elem: Shape::Json(x),
+                        sum: Some((x, *v)),
+                    }
+                }
+                Shape::Unknown => Iteration {
+                    count: Poly::constant(UNBOUNDED),
+                    min_count: 0,
+                    elem: Shape::Unknown,
+                    sum: None,
+                },
+                // Iterating anything else is an evaluation error before the first element.
+                _ => continue,
+            };
+            plans.push(plan);
+        }
+        if plans.len() <= 1 {
+            return plans.pop().unwrap_or(Iteration {
+                count: Poly::zero(),
+                min_count: 0,
+                elem: Shape::Scalar,
+                sum: None,
+            });
+        }
+        // Several possible ranges: bound the count by the largest, and every element by its
+        // whole part (an element is never larger than the part it comes from).
+        let mut merged: Option<Iteration> = None;
+        for plan in plans {
+            let elem = match plan.sum {
+                Some((x, parent)) => plan.elem.map_vars(&mut |v| if v == x { parent } else { v }),
+                None => plan.elem,
+            };
+            merged = Some(match merged {
+                None => Iteration {
+                    elem,
+                    sum: None,
+                    ..plan
+                },
+                Some(m) => Iteration {
+                    count: m.count.max(&plan.count),
+                    min_count: m.min_count.min(plan.min_count),
+                    elem: m.elem.union(elem),
+                    sum: None,
+                },
+            });
+        }
+        merged.expect("at least two plans")
+    }
+
+    fn comprehension(&mut self, c: &'a Comprehension) -> (Val, Option<String>) {
+        let range = self.visit(c.range);
+        let plan = self.iteration(&range.shape);
+        let count_max = self.parts.maximize(&plan.count);
+        let outer = self
+            .multipliers
+            .last()
+            .cloned()
+            .unwrap_or_else(|| Poly::constant(1.0));
+        let joint = self.parts.coarsen(outer.mul(&plan.count));
+        self.multipliers.push(joint);
+        self.scopes.push((&c.var, plan.elem.clone()));
+        let pred = c.predicate.map(|p| self.visit(p));
+        let transform = c.transform.map(|t| self.visit(t));
+        self.scopes.pop();
+        self.multipliers.pop();
+
+        let zero = || Val::constant(0, Shape::Scalar);
+        let pred = pred.unwrap_or_else(zero);
+        let transform_shape = transform.as_ref().map(|t| t.shape.clone());
+        // Each appended element builds `[t]` and grows the accumulator: both are charged.
+        let append_alloc = self.model.alloc(2 * table::alloc_list(1));
+        let (fixed, per, per_min) = match c.kind {
+            MacroKind::All => (
+                table::COMPREHENSION_RESULT,
+                pred.max.add_const(table::ALL_PER_ELEMENT as f64),
+                pred.min.saturating_add(table::ALL_PER_ELEMENT),
+            ),
+            MacroKind::Exists => (
+                table::COMPREHENSION_RESULT,
+                pred.max.add_const(table::EXISTS_PER_ELEMENT as f64),
+                pred.min.saturating_add(table::EXISTS_PER_ELEMENT),
+            ),
+            MacroKind::ExistsOne => (
+                table::EXISTS_ONE_RESULT,
+                pred.max
+                    .add_const(table::EXISTS_ONE_COUNT.max(table::EXISTS_ONE_SKIP) as f64),
+                pred.min.saturating_add(table::EXISTS_ONE_SKIP),
+            ),
+            MacroKind::Map => {
+                let t = transform.unwrap_or_else(zero);
+                let append = t.max.add_const((table::MAP_APPEND + append_alloc) as f64);
+                if c.predicate.is_some() {
+                    (
+                        table::MAP_FILTER_FIXED,
+                        pred.max
+                            .add(&append.max(&Poly::constant(table::FILTER_SKIP as f64))),
+                        pred.min.saturating_add(table::FILTER_SKIP),
+                    )
+                } else {
+                    (
+                        table::MAP_FILTER_FIXED,
+                        append,
+                        t.min.saturating_add(table::MAP_APPEND + append_alloc),
+                    )
+                }
+            }
+            MacroKind::Filter => (
+                table::MAP_FILTER_FIXED,
+                pred.max.add_const(
+                    (table::FILTER_APPEND + append_alloc).max(table::FILTER_SKIP) as f64,
+                ),
+                pred.min.saturating_add(table::FILTER_SKIP),
+            ),
+        };
+        let body = self.sum(&per, &plan);
+        // `all` and `exists` may stop after their first element unless the predicate is a
+        // literal that never stops them.
+        let never_stops = matches!(
+            (c.kind, c.predicate.map(|p| self.ast.kind(p))),
+            (MacroKind::All, Some(ExprKind::Literal(Literal::Bool(true))))
+                | (
+                    MacroKind::Exists,
+                    Some(ExprKind::Literal(Literal::Bool(false)))
+                )
+        );
+        let min_iterations = match c.kind {
+            MacroKind::All | MacroKind::Exists if !never_stops => plan.min_count.min(1),
+            _ => plan.min_count,
+        };
+        let shape = match c.kind {
+            MacroKind::Map => Shape::List(Box::new(ListShape {
+                len: plan.count.clone(),
+                min_len: plan.min_count,
+                elem: transform_shape.unwrap_or(Shape::Scalar),
+                elem_var: plan.sum.map(|(x, _)| x),
+            })),
+            MacroKind::Filter => Shape::List(Box::new(ListShape {
+                len: plan.count.clone(),
+                min_len: 0,
+                elem: plan.elem.clone(),
+                elem_var: plan.sum.map(|(x, _)| x),
+            })),
+            _ => Shape::Scalar,
+        };
+        let assumption = Some(self.describe_iteration(&plan, count_max));
+        let val = Val {
+            max: range.max.add(&body).add_const(fixed as f64),
+            min: range
+                .min
+                .saturating_add(fixed)
+                .saturating_add(min_iterations.saturating_mul(per_min)),
+            shape,
+        };
+        (val, assumption)
+    }
+
+    /// Bounds `Σ per(xᵢ)` over every iteration. With an element variable `x` of a part `P`
+    /// and the shared size model, `Σ p(xᵢ) ≤ n·p(0) + q(P)` where `q = p − p(0)`: `q` has
+    /// non-negative coefficients and no constant term in `x`, hence is superadditive in `x`, and
+    /// the elements' sizes add up to at most `P`. Otherwise it is `n · p` at the largest element.
+    fn sum(&self, per: &Poly, plan: &Iteration) -> Poly {
+        match plan.sum {
+            Some((x, parent)) => {
+                let per = self.parts.fold_into(per, x);
+                if self.sizes == SizeModel::Shared {
+                    let (p0, q) = per.split_on(x);
+                    plan.count.mul(&p0).add(&q.substitute(x, parent))
+                } else {
+                    plan.count.mul(&per.substitute(x, parent))
+                }
+            }
+            None => plan.count.mul(per),
+        }
+    }
+
+    fn describe_iteration(&self, plan: &Iteration, count_max: f64) -> String {
+        let n = units(count_max);
+        match plan.sum {
+            Some((_, parent)) => {
+                let part = self.parts.part(parent);
+                let per = if part.object { 5 } else { 2 };
+                format!(
+                    "at most {n} iterations: {} holds at most {} bytes and each element takes at least {per}",
+                    part.name,
+                    units(part.cap)
+                )
+            }
+            None => format!("at most {n} iterations"),
+        }
+    }
+
+    /// Names the part a value occupies, when it is one part of an event.
+    fn describe_shape(&self, shape: &Shape) -> Option<String> {
+        let v = match shape {
+            Shape::Json(v) => *v,
+            Shape::Str { max, .. } => match max.vars().as_slice() {
+                [v] => *v,
+                _ => return None,
+            },
+            _ => return None,
+        };
+        let part = self.parts.part(v);
+        Some(format!("{} ≤ {} bytes", part.name, units(part.cap)))
+    }
+}
+
+/// The children of a node, in source order.
+fn children(ast: &Ast, id: NodeId) -> Vec<NodeId> {
+    match ast.kind(id) {
+        ExprKind::Literal(_) | ExprKind::Ident { .. } => Vec::new(),
+        ExprKind::Select { operand, .. }
+        | ExprKind::Has { operand, .. }
+        | ExprKind::Unary { operand, .. } => vec![*operand],
+        ExprKind::Call { target, args, .. } => target.iter().chain(args).copied().collect(),
+        ExprKind::Binary { lhs, rhs, .. } => vec![*lhs, *rhs],
+        ExprKind::Conditional {
+            cond,
+            then,
+            otherwise,
+        } => vec![*cond, *then, *otherwise],
+        ExprKind::Index { operand, index } => vec![*operand, *index],
+        ExprKind::List(elems) => elems.clone(),
+        ExprKind::Map(entries) => entries.iter().flat_map(|e| [e.key, e.value]).collect(),
+        ExprKind::Struct { fields, .. } => fields.iter().map(|f| f.value).collect(),
+        ExprKind::Comprehension(c) => std::iter::once(c.range)
+            .chain(c.predicate)
+            .chain(c.transform)
+            .collect(),
+    }
+}
+
+fn add_cost(val: &Val, cost: u64, shape: Shape) -> Val {
+    Val {
+        max: val.max.add_const(cost as f64),
+        min: val.min.saturating_add(cost),
+        shape,
+    }
+}
+
+fn literal_shape(lit: &Literal) -> Shape {
+    match lit {
+        Literal::String(s) => Shape::str_const(s.len() as u64),
+        Literal::Bytes(b) => Shape::str_const(b.len() as u64),
+        _ => Shape::Scalar,
+    }
+}

@@ -1,0 +1,514 @@
+//! The bracketed and suffix constructs of the parser: selections, indexes, calls and macros,
+//! list, map and message literals, and the comma-separated lists inside them with their error
+//! recovery.
+//!
+//! As in the expression core, the functions that call back into `expr` only parse; building
+//! nodes and reporting errors happen in separate functions so the recursive path stays lean.
+
+use super::{Closer, Parser};
+use crate::Diagnostic;
+use crate::syntax::lexer::{Token, TokenKind};
+use crate::syntax::{Comprehension, ExprKind, FieldInit, MacroKind, MapEntry, NodeId, Span};
+
+/// What the items of a comma-separated list are.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Item {
+    /// Call arguments: no trailing comma.
+    Argument,
+    /// List elements.
+    Element,
+    /// Map entries `key: value`.
+    Entry,
+    /// Message fields `name: value`.
+    Field,
+}
+
+impl<'s> Parser<'s> {
+    pub(super) fn select_or_call(&mut self, operand: NodeId) -> NodeId {
+        self.bump();
+        self.optional_marker("`.?` (optional field selection)");
+        let name = self.peek();
+        match name.kind {
+            TokenKind::Ident if self.peek_at(1).kind == TokenKind::LParen => {
+                self.bump();
+                self.member_call(operand, name)
+            }
+            TokenKind::Ident | TokenKind::EscIdent => {
+                self.bump();
+                self.select_node(operand, name)
+            }
+            _ => {
+                self.missing_field(name);
+                operand
+            }
+        }
+    }
+
+    fn select_node(&mut self, operand: NodeId, name: Token) -> NodeId {
+        let field = self.field_name(name);
+        let span = self.span(operand).to(name.span);
+        self.push(
+            ExprKind::Select {
+                operand,
+                field: field.into(),
+                field_span: name.span,
+            },
+            span,
+            &[operand],
+        )
+    }
+
+    fn missing_field(&mut self, name: Token) {
+        let help = match name.kind {
+            TokenKind::In | TokenKind::True | TokenKind::False | TokenKind::Null => Some(
+                "keywords cannot be field names as written; quote the name with backticks, \
+                 e.g. a.`in`",
+            ),
+            _ => None,
+        };
+        self.error(
+            name,
+            format!(
+                "expected a field name after `.`, found {}",
+                name.kind.describe()
+            ),
+            "expected a field name here",
+            help,
+        );
+    }
+
+    /// The field name a token spells: backticks are removed from a quoted name.
+    fn field_name(&self, token: Token) -> &'s str {
+        let text = self.text(token.span);
+        if token.kind == TokenKind::EscIdent {
+            &text[1..text.len() - 1]
+        } else {
+            text
+        }
+    }
+
+    pub(super) fn index(&mut self, operand: NodeId) -> NodeId {
+        self.bump();
+        self.optional_marker("`[?` (optional index)");
+        self.closers.push(Closer::Index);
+        let index = self.expr();
+        self.closers.pop();
+        self.index_node(operand, index)
+    }
+
+    fn index_node(&mut self, operand: NodeId, index: NodeId) -> NodeId {
+        let close = self.expect(TokenKind::RBracket, Some("close the index with `]`"));
+        let end = close.unwrap_or(self.span(index));
+        let span = self.span(operand).to(end);
+        self.push(ExprKind::Index { operand, index }, span, &[operand, index])
+    }
+
+    /// Reports and skips the `?` of optional syntax, which is then parsed as if absent.
+    fn optional_marker(&mut self, what: &str) {
+        if !self.at(TokenKind::Question) {
+            return;
+        }
+        let token = self.bump();
+        self.report(
+            Diagnostic::error(
+                "unsupported-syntax",
+                token.span,
+                format!("optional syntax {what} is not supported"),
+            )
+            .with_label("optional marker")
+            .with_help("remove the `?`; test presence with `has(…)` or `in` instead"),
+        );
+    }
+
+    // ---- comma-separated lists ------------------------------------------------------------
+
+    /// Parses the items up to `closer` (the opening bracket already consumed) onto the scratch
+    /// stacks, then the closer itself; returns the closer's span when it was found.
+    fn delimited(&mut self, closer: TokenKind, context: Closer, item: Item) -> Option<Span> {
+        self.closers.push(context);
+        let trailing = item != Item::Argument;
+        // The grammar allows a lone comma in an empty list, map or message: `[,]`.
+        if trailing && self.at(TokenKind::Comma) && self.peek_at(1).kind == closer {
+            self.bump();
+        }
+        while !self.at(closer) && !self.fatal {
+            self.item(item);
+            if self.at(TokenKind::Comma) {
+                self.bump();
+                if self.at(closer) {
+                    if !trailing {
+                        self.trailing_comma();
+                    }
+                    break;
+                }
+            } else if self.at(closer) || !self.bad_separator(closer) {
+                break;
+            }
+        }
+        self.closers.pop();
+        self.expect(closer, None)
+    }
+
+    fn item(&mut self, item: Item) {
+        match item {
+            Item::Argument => {
+                let id = self.expr();
+                self.scratch.push(id);
+            }
+            Item::Element => {
+                self.optional_marker("`[?x]` (optional list element)");
+                let id = self.expr();
+                self.scratch.push(id);
+            }
+            Item::Entry => {
+                self.optional_marker("`{?k: v}` (optional map entry)");
+                let key = self.expr();
+                self.scratch.push(key);
+                self.expect(
+                    TokenKind::Colon,
+                    Some("map entries are written `key: value`"),
+                );
+                let value = self.expr();
+                self.scratch.push(value);
+            }
+            Item::Field => self.field(),
+        }
+    }
+
+    fn field(&mut self) {
+        self.optional_marker("`T{?f: v}` (optional field)");
+        let name = self.peek();
+        if !matches!(name.kind, TokenKind::Ident | TokenKind::EscIdent) {
+            self.missing_field_name(name);
+            return;
+        }
+        self.bump();
+        self.expect_field_colon();
+        let value = self.expr();
+        self.push_field(name, value);
+    }
+
+    fn missing_field_name(&mut self, name: Token) {
+        self.error(
+            name,
+            format!("expected a field name, found {}", name.kind.describe()),
+            "expected a field name here",
+            Some("message fields are written `name: value`"),
+        );
+        self.skip_item();
+    }
+
+    fn expect_field_colon(&mut self) {
+        self.expect(
+            TokenKind::Colon,
+            Some("message fields are written `name: value`"),
+        );
+    }
+
+    fn push_field(&mut self, name: Token, value: NodeId) {
+        let field = FieldInit {
+            name: self.field_name(name).into(),
+            name_span: name.span,
+            value,
+        };
+        self.field_scratch.push(field);
+    }
+
+    fn trailing_comma(&mut self) {
+        let token = self.peek();
+        self.error(
+            token,
+            "expected an expression after `,`, found `)`".to_owned(),
+            "expected an argument here",
+            Some("remove the trailing comma"),
+        );
+    }
+
+    /// Reports a missing separator and skips to the next `,` or `closer` at this level.
+    /// Returns whether a `,` was found, so another item may follow.
+    fn bad_separator(&mut self, closer: TokenKind) -> bool {
+        let token = self.peek();
+        self.error(
+            token,
+            format!(
+                "expected `,` or {}, found {}",
+                closer.describe(),
+                token.kind.describe()
+            ),
+            "expected `,` or a closing bracket here",
+            None,
+        );
+        self.skip_item();
+        if self.at(TokenKind::Comma) {
+            self.bump();
+            return !self.at(closer);
+        }
+        false
+    }
+
+    /// Skips the rest of a malformed item, up to the `,` or closing bracket that ends it,
+    /// stepping over nested brackets whole.
+    fn skip_item(&mut self) {
+        let mut nesting = 0usize;
+        loop {
+            match self.peek().kind {
+                TokenKind::Eof => return,
+                TokenKind::LParen | TokenKind::LBracket | TokenKind::LBrace => nesting += 1,
+                TokenKind::RParen | TokenKind::RBracket | TokenKind::RBrace => {
+                    if nesting == 0 {
+                        return;
+                    }
+                    nesting -= 1;
+                }
+                TokenKind::Comma if nesting == 0 => return,
+                _ => {}
+            }
+            self.bump();
+        }
+    }
+
+    // ---- literals of lists, maps and messages -----------------------------------------------
+
+    pub(super) fn list(&mut self) -> NodeId {
+        let open = self.bump().span;
+        let mark = self.scratch.len();
+        let close = self.delimited(TokenKind::RBracket, Closer::List, Item::Element);
+        self.list_node(open, close, mark)
+    }
+
+    fn list_node(&mut self, open: Span, close: Option<Span>, mark: usize) -> NodeId {
+        let items: Vec<NodeId> = self.scratch.drain(mark..).collect();
+        let span = open.to(close.unwrap_or_else(|| self.peek().span));
+        self.push(ExprKind::List(items.clone()), span, &items)
+    }
+
+    pub(super) fn map(&mut self) -> NodeId {
+        let open = self.bump().span;
+        let mark = self.scratch.len();
+        let close = self.delimited(TokenKind::RBrace, Closer::Brace, Item::Entry);
+        self.map_node(open, close, mark)
+    }
+
+    fn map_node(&mut self, open: Span, close: Option<Span>, mark: usize) -> NodeId {
+        let ids: Vec<NodeId> = self.scratch.drain(mark..).collect();
+        let entries = ids
+            .chunks_exact(2)
+            .map(|kv| MapEntry {
+                key: kv[0],
+                value: kv[1],
+            })
+            .collect();
+        let span = open.to(close.unwrap_or_else(|| self.peek().span));
+        self.push(ExprKind::Map(entries), span, &ids)
+    }
+
+    /// `ident ('.' ident)* '{' fields '}'`, possibly with a leading dot; the caller has seen
+    /// the whole name and the brace ahead.
+    pub(super) fn message(&mut self, rooted: bool) -> NodeId {
+        let start = self.peek().span;
+        let type_name = self.message_name(rooted);
+        let mark = self.field_scratch.len();
+        let close = self.delimited(TokenKind::RBrace, Closer::Brace, Item::Field);
+        self.message_node(start, close, type_name, mark)
+    }
+
+    fn message_name(&mut self, rooted: bool) -> Box<str> {
+        let mut type_name = String::new();
+        if rooted {
+            self.bump();
+            type_name.push('.');
+        }
+        loop {
+            let ident = self.bump();
+            type_name.push_str(self.text(ident.span));
+            if self.at(TokenKind::LBrace) || self.fatal {
+                break;
+            }
+            self.bump();
+            type_name.push('.');
+        }
+        self.bump();
+        type_name.into()
+    }
+
+    fn message_node(
+        &mut self,
+        start: Span,
+        close: Option<Span>,
+        type_name: Box<str>,
+        mark: usize,
+    ) -> NodeId {
+        let fields: Vec<FieldInit> = self.field_scratch.drain(mark..).collect();
+        let values: Vec<NodeId> = fields.iter().map(|f| f.value).collect();
+        let span = start.to(close.unwrap_or_else(|| self.peek().span));
+        self.push(ExprKind::Struct { type_name, fields }, span, &values)
+    }
+
+    // ---- calls and macros -----------------------------------------------------------------
+
+    pub(super) fn global_call(&mut self, start: Span, rooted: bool, name_span: Span) -> NodeId {
+        let mark = self.scratch.len();
+        let open = self.bump().span;
+        let close = self.delimited(TokenKind::RParen, Closer::Args, Item::Argument);
+        self.global_call_node(start, open, close, rooted, name_span, mark)
+    }
+
+    fn global_call_node(
+        &mut self,
+        start: Span,
+        open: Span,
+        close: Option<Span>,
+        rooted: bool,
+        name_span: Span,
+        mark: usize,
+    ) -> NodeId {
+        let args: Vec<NodeId> = self.scratch.drain(mark..).collect();
+        let span = start.to(self.call_end(open, close));
+        self.check_reserved(name_span);
+        let name = self.text(name_span);
+        if !rooted && name == "has" && args.len() == 1 {
+            return self.has(args[0], span);
+        }
+        let function = if rooted {
+            format!(".{name}")
+        } else {
+            name.to_owned()
+        };
+        let children = args.clone();
+        self.push(
+            ExprKind::Call {
+                target: None,
+                function: function.into(),
+                name_span,
+                args,
+            },
+            span,
+            &children,
+        )
+    }
+
+    fn has(&mut self, arg: NodeId, span: Span) -> NodeId {
+        let ExprKind::Select {
+            operand,
+            field,
+            field_span,
+        } = self.kind(arg).clone()
+        else {
+            let arg_span = self.span(arg);
+            self.report(
+                Diagnostic::error("cel-syntax", arg_span, "invalid argument to has() macro")
+                    .with_label("not a field selection")
+                    .with_help("has() tests a field: write it as has(x.field)"),
+            );
+            return self.placeholder(span);
+        };
+        self.drop_node();
+        self.push(
+            ExprKind::Has {
+                operand,
+                field,
+                field_span,
+            },
+            span,
+            &[operand],
+        )
+    }
+
+    fn member_call(&mut self, target: NodeId, name: Token) -> NodeId {
+        let mark = self.scratch.len();
+        let open = self.bump().span;
+        let close = self.delimited(TokenKind::RParen, Closer::Args, Item::Argument);
+        self.member_call_node(target, name, open, close, mark)
+    }
+
+    /// Where a call ends: its `)`, or where the parse gave up on finding it.
+    fn call_end(&self, open: Span, close: Option<Span>) -> Span {
+        close.unwrap_or_else(|| open.to(self.peek().span))
+    }
+
+    fn member_call_node(
+        &mut self,
+        target: NodeId,
+        name: Token,
+        open: Span,
+        close: Option<Span>,
+        mark: usize,
+    ) -> NodeId {
+        let args: Vec<NodeId> = self.scratch.drain(mark..).collect();
+        let function = self.text(name.span);
+        let span = self.span(target).to(self.call_end(open, close));
+        let kind = match (function, args.len()) {
+            ("all", 2) => Some(MacroKind::All),
+            ("exists", 2) => Some(MacroKind::Exists),
+            ("exists_one" | "existsOne", 2) => Some(MacroKind::ExistsOne),
+            ("map", 2 | 3) => Some(MacroKind::Map),
+            ("filter", 2) => Some(MacroKind::Filter),
+            _ => None,
+        };
+        if let Some(kind) = kind {
+            return self.comprehension(kind, target, &args, span);
+        }
+        let mut children = vec![target];
+        children.extend_from_slice(&args);
+        self.push(
+            ExprKind::Call {
+                target: Some(target),
+                function: function.into(),
+                name_span: name.span,
+                args,
+            },
+            span,
+            &children,
+        )
+    }
+
+    fn comprehension(
+        &mut self,
+        kind: MacroKind,
+        range: NodeId,
+        args: &[NodeId],
+        span: Span,
+    ) -> NodeId {
+        let var_span = self.span(args[0]);
+        let ExprKind::Ident { name, rooted } = self.kind(args[0]).clone() else {
+            self.report(
+                Diagnostic::error("cel-syntax", var_span, "argument must be a simple name")
+                    .with_label("expected a variable name")
+                    .with_help(format!(
+                        "the first argument of {}() names the iteration variable, e.g. \
+                         `list.{}(x, …)`",
+                        kind.name(),
+                        kind.name()
+                    )),
+            );
+            return self.placeholder(span);
+        };
+        self.drop_node();
+        let var: Box<str> = if rooted {
+            format!(".{name}").into()
+        } else {
+            name
+        };
+        let (predicate, transform) = match (kind, args.len()) {
+            (MacroKind::Map, 2) => (None, Some(args[1])),
+            (MacroKind::Map, _) => (Some(args[1]), Some(args[2])),
+            _ => (Some(args[1]), None),
+        };
+        let children: Vec<NodeId> = [Some(range), predicate, transform]
+            .into_iter()
+            .flatten()
+            .collect();
+        self.push(
+            ExprKind::Comprehension(Box::new(Comprehension {
+                kind,
+                range,
+                var,
+                var_span,
+                predicate,
+                transform,
+            })),
+            span,
+            &children,
+        )
+    }
+}

@@ -1,0 +1,106 @@
+//! `ozcheck eval` as a user runs it: the value or the stop kind, exit codes, the JSON contract.
+
+use std::process::Command;
+
+const ADV: &str = "corpus/events/adv_int8k.json";
+const REALISTIC: &str = "corpus/events/realistic.json";
+const NESTED: &str = "event.attributes.a.exists(x, event.attributes.b.exists(y, x == y))";
+
+fn eval(args: &[&str]) -> (i32, serde_json::Value, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_ozcheck"))
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .arg("eval")
+        .args(args)
+        .args(["--format", "json"])
+        .output()
+        .expect("runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let json = serde_json::from_str(&stdout).unwrap_or(serde_json::Value::Null);
+    (
+        out.status.code().unwrap(),
+        json,
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn evaluates_with_value_cost_and_estimate() {
+    let (code, v, _) = eval(&["event.action == 'opened'", "--event", REALISTIC]);
+    assert_eq!(code, 0);
+    assert_eq!(v["value"], true);
+    let cost = v["cost"].as_u64().unwrap();
+    let (min, max) = (
+        v["estimate"]["min"].as_u64().unwrap(),
+        v["estimate"]["max"].as_u64().unwrap(),
+    );
+    assert!(min <= cost && cost <= max, "{v}");
+    assert!(v["elapsed_us"].is_u64());
+}
+
+#[test]
+fn the_static_check_refuses_before_evaluating() {
+    let (code, v, _) = eval(&[NESTED, "--event", ADV]);
+    assert_eq!(code, 1);
+    assert_eq!(v["error"]["kind"], "refused");
+    assert_eq!(v["error"]["diagnostics"][0]["code"], "cost-over-limit");
+}
+
+#[test]
+fn runtime_only_the_meter_stops_the_nested_exists() {
+    let (code, v, _) = eval(&[NESTED, "--event", ADV, "--no-static-check"]);
+    assert_eq!(code, 1);
+    assert_eq!(v["error"]["kind"], "cost-limit");
+    assert!(v["error"]["cost"].as_u64().unwrap() > 1_000_000);
+}
+
+#[test]
+fn without_a_cost_limit_the_deadline_stops_it() {
+    let (code, v, _) = eval(&[
+        NESTED,
+        "--event",
+        ADV,
+        "--no-static-check",
+        "--limit",
+        "0",
+        "--deadline-ms",
+        "20",
+    ]);
+    assert_eq!(code, 1);
+    assert_eq!(v["error"]["kind"], "deadline");
+}
+
+#[test]
+fn runtime_errors_are_reported_as_such() {
+    let (code, v, _) = eval(&["event.attributes.missing == 1", "--event", REALISTIC]);
+    assert_eq!(code, 1);
+    assert_eq!(v["error"]["kind"], "runtime");
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("no such key")
+    );
+}
+
+#[test]
+fn unreadable_or_oversized_events_are_usage_errors() {
+    let (code, _, stderr) = eval(&["true", "--event", "no/such/event.json"]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("cannot read"));
+
+    let dir = std::env::temp_dir().join(format!("ozcheck-eval-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let big = dir.join("big.json");
+    let text = "x".repeat(16 * 1024 + 1);
+    std::fs::write(
+        &big,
+        serde_json::json!({"id": "1", "source": "s", "type": "t", "action": "a",
+                           "subject": "s", "text": text, "attributes": {}})
+        .to_string(),
+    )
+    .unwrap();
+    let (code, _, stderr) = eval(&["true", "--event", big.to_str().unwrap()]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("text"), "{stderr}");
+    std::fs::remove_dir_all(dir).unwrap();
+}
