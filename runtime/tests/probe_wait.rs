@@ -120,6 +120,19 @@ async fn a_hung_probe_cannot_extend_the_bound() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn the_hung_call_is_cancelled_at_the_deadline() {
+    let (manager, server) = common::scripted(&[("probe", "- {hang: true}")]).await;
+    let tool = WaitForTool::new(&manager, ToolCallEvents::default());
+    let result = tool
+        .call("c", &call(&json!({"matches": "Done"}), 1, 5))
+        .await;
+    assert_eq!(result.expect("a result").reason, StopReason::Timeout);
+    // Let the server read the notification the client sent when the call was dropped.
+    tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    assert_eq!(server.cancellations(), 1);
+}
+
+#[tokio::test(start_paused = true)]
 async fn a_probe_that_hangs_later_keeps_the_last_observation() {
     let script = "- {calls: 1..2, text: Pending}\n- {hang: true}";
     let (result, _) = wait(script, call(&json!({"matches": "Done"}), 1, 5)).await;

@@ -12,12 +12,33 @@
 use serde::Deserialize;
 use serde_json::Value;
 
+/// The largest `bytes` a rule may ask for: scripts are data from scenario files, and a reply
+/// is built in memory, so the size is bounded (64 times the probe output limit).
+pub const MAX_SCRIPT_BYTES: usize = 16 * 1024 * 1024;
+
 /// A scripted tool's behaviour over its calls.
 #[derive(Debug, Clone, Default, Deserialize, PartialEq)]
-#[serde(transparent)]
+#[serde(try_from = "Vec<Rule>")]
 pub struct ToolScript {
     /// The rules, tried in order.
     pub rules: Vec<Rule>,
+}
+
+impl TryFrom<Vec<Rule>> for ToolScript {
+    type Error = String;
+
+    fn try_from(rules: Vec<Rule>) -> Result<Self, String> {
+        if let Some(bytes) = rules
+            .iter()
+            .filter_map(|r| r.bytes)
+            .find(|b| *b > MAX_SCRIPT_BYTES)
+        {
+            return Err(format!(
+                "`bytes: {bytes}` exceeds the limit of {MAX_SCRIPT_BYTES} bytes"
+            ));
+        }
+        Ok(ToolScript { rules })
+    }
 }
 
 /// One rule: when it applies, and the reply.
@@ -185,6 +206,13 @@ mod tests {
         let s = script("- {calls: '2..', bytes: 262145}\n- {text: small}");
         assert_eq!(s.reply(1, 0.0).text.as_deref(), Some("small"));
         assert_eq!(s.reply(9, 0.0).text.map(|t| t.len()), Some(262_145));
+    }
+
+    #[test]
+    fn reply_sizes_are_bounded() {
+        assert!(yaml_serde::from_str::<ToolScript>("- {bytes: 16777216}").is_ok());
+        let err = yaml_serde::from_str::<ToolScript>("- {bytes: 16777217}").unwrap_err();
+        assert!(err.to_string().contains("exceeds the limit"), "{err}");
     }
 
     #[test]

@@ -7,13 +7,15 @@
 //! clock drives `delay_ms`, `after_sec` and `hang` in virtual time.
 
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CancelledNotificationParam,
+    ContentBlock, Implementation, ListToolsResult, PaginatedRequestParams, ServerCapabilities,
+    ServerConfig, Tool,
 };
-use rmcp::service::RequestContext;
+use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use tokio::time::Instant;
 
@@ -28,6 +30,7 @@ const PIXEL_PNG_BASE64: &str =
 pub struct ScriptedServer {
     tools: Arc<BTreeMap<String, ToolScript>>,
     calls: Arc<Mutex<BTreeMap<String, u64>>>,
+    cancelled: Arc<AtomicU64>,
     started: Instant,
 }
 
@@ -37,6 +40,7 @@ impl ScriptedServer {
         ScriptedServer {
             tools: Arc::new(tools),
             calls: Arc::new(Mutex::new(BTreeMap::new())),
+            cancelled: Arc::new(AtomicU64::new(0)),
             started: Instant::now(),
         }
     }
@@ -46,6 +50,11 @@ impl ScriptedServer {
         self.calls
             .lock()
             .map_or(0, |calls| calls.get(tool).copied().unwrap_or(0))
+    }
+
+    /// How many `notifications/cancelled` the server has received.
+    pub fn cancellations(&self) -> u64 {
+        self.cancelled.load(Ordering::Relaxed)
     }
 
     /// Counts a call and returns its 1-based number.
@@ -112,6 +121,14 @@ impl ServerHandler for ScriptedServer {
             .map(|name| Tool::new(name.clone(), "A scripted probe tool", schema.clone()))
             .collect();
         Ok(ListToolsResult::with_all_items(tools))
+    }
+
+    async fn on_cancelled(
+        &self,
+        _notification: CancelledNotificationParam,
+        _context: NotificationContext<RoleServer>,
+    ) {
+        self.cancelled.fetch_add(1, Ordering::Relaxed);
     }
 
     async fn call_tool(
