@@ -15,6 +15,8 @@
 pub mod conformance;
 pub mod mcp;
 pub mod observe;
+#[cfg(feature = "otel")]
+pub mod otel;
 pub mod poll;
 pub mod script;
 pub mod server;
