@@ -8,7 +8,10 @@ mod common;
 
 use ozcheck_runtime::probe::observe::ToolCallEvents;
 use ozcheck_runtime::probe::server::ScriptedServer;
-use ozcheck_runtime::probe::{ProbeFailure, StopReason, WaitError, WaitForTool, WaitResult};
+use ozcheck_runtime::probe::{
+    Observation, Probe, ProbeFailure, StopReason, WaitError, WaitFor, WaitForTool, WaitResult,
+    run_wait,
+};
 use serde_json::{Value, json};
 
 /// Calls `wait_for` through the native tool against one scripted tool named `probe`.
@@ -107,6 +110,49 @@ async fn a_tick_due_at_the_deadline_is_not_taken() {
     let result = result.expect("a result");
     assert_eq!((result.reason, result.samples), (StopReason::Timeout, 2));
     assert_eq!(server.calls("probe"), 2);
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_answer_arriving_at_the_deadline_is_too_late() {
+    let (result, server) = wait(
+        "- {delay_ms: 5000, text: Done}",
+        call(&json!({"matches": "Done"}), 1, 5),
+    )
+    .await;
+    let result = result.expect("a result");
+    assert_eq!((result.reason, result.samples), (StopReason::Timeout, 0));
+    assert_eq!(result.last_observation, None);
+    assert_eq!(server.calls("probe"), 1);
+}
+
+/// A probe that answers after a fixed time, without any I/O in between.
+struct AnswersAfter(std::time::Duration);
+
+impl Probe for AnswersAfter {
+    async fn call(
+        &mut self,
+        _tool: &str,
+        _args: &serde_json::Map<String, Value>,
+    ) -> Result<Observation, ProbeFailure> {
+        tokio::time::sleep(self.0).await;
+        Ok(Observation {
+            text: "Done".to_owned(),
+            is_error: false,
+        })
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_deadline_wins_a_tie_even_against_a_probe_that_answers_without_yielding() {
+    let wait = WaitFor::from_json(&call(&json!({"matches": "Done"}), 1, 5)).expect("valid");
+    let tie = run_wait(&wait, &mut AnswersAfter(std::time::Duration::from_secs(5))).await;
+    assert_eq!(tie.expect("a result").reason, StopReason::Timeout);
+    let early = run_wait(
+        &wait,
+        &mut AnswersAfter(std::time::Duration::from_millis(4999)),
+    )
+    .await;
+    assert_eq!(early.expect("a result").reason, StopReason::Matched);
 }
 
 #[tokio::test(start_paused = true)]

@@ -13,7 +13,7 @@ use std::future::Future;
 use serde_json::{Map, Value};
 use tokio::time::{Instant, MissedTickBehavior};
 
-use super::validate::{Until, WaitFor};
+use super::validate::{Pattern, Until, WaitFor};
 use super::{MAX_OUTPUT_BYTES, ProbeFailure, StopReason, WaitResult};
 
 /// One output of a probe call.
@@ -136,9 +136,8 @@ impl Sampler<'_> {
 /// A stop condition with the memory it needs: the quiet window remembers the current output
 /// and when it was first seen.
 enum Condition<'w> {
-    Predicate {
-        until: &'w Until,
-    },
+    Matches(&'w Pattern),
+    NotMatches(&'w Pattern),
     Quiet {
         window: std::time::Duration,
         current: Option<(String, Instant)>,
@@ -148,25 +147,20 @@ enum Condition<'w> {
 impl<'w> Condition<'w> {
     fn new(until: &'w Until) -> Self {
         match until {
+            Until::Matches(p) => Condition::Matches(p),
+            Until::NotMatches(p) => Condition::NotMatches(p),
             Until::QuietForSec(secs) => Condition::Quiet {
                 window: std::time::Duration::from_secs(*secs),
                 current: None,
             },
-            Until::Matches(_) | Until::NotMatches(_) => Condition::Predicate { until },
         }
     }
 
     /// Feeds one output observed at `now`; returns why to stop, if the condition now holds.
     fn observe(&mut self, output: &str, now: Instant) -> Option<StopReason> {
         match self {
-            Condition::Predicate { until } => {
-                let holds = match until {
-                    Until::Matches(p) => p.is_match(output),
-                    Until::NotMatches(p) => !p.is_match(output),
-                    Until::QuietForSec(_) => unreachable!("quiet windows use Condition::Quiet"),
-                };
-                holds.then_some(StopReason::Matched)
-            }
+            Condition::Matches(p) => p.is_match(output).then_some(StopReason::Matched),
+            Condition::NotMatches(p) => (!p.is_match(output)).then_some(StopReason::Matched),
             Condition::Quiet { window, current } => {
                 // The window opens at the first sample showing an output and is measured to
                 // each later sample that shows the same output; any change reopens it.
