@@ -619,6 +619,39 @@ impl<S: Store> Runtime<S> {
         Ok(None)
     }
 
+    /// A job calls one of its safe outputs (E10): applied now for `apply: now`, otherwise
+    /// queued until the job ends.
+    pub async fn call_output(
+        &self,
+        job: &str,
+        name: &str,
+        apply_now: bool,
+    ) -> Result<(), RuntimeError> {
+        if self.store.job(job).await?.is_none() {
+            return Err(RuntimeError::NotFound(format!("no job `{job}`")));
+        }
+        self.store
+            .record_output(job, name, apply_now, self.now())
+            .await?;
+        Ok(())
+    }
+
+    /// A job ends: its queued outputs are applied, and a wait still open is refused (nobody is
+    /// left to read its answer).
+    pub async fn end_job(&self, job: &str) -> Result<(), RuntimeError> {
+        let now = self.now();
+        if !self.store.end_job(job, now).await? {
+            return Err(RuntimeError::NotFound(format!("no running job `{job}`")));
+        }
+        for wait in self.store.waits_of_job(job).await? {
+            if wait.state == WaitState::Open {
+                self.close(&wait, WaitState::Refused, Some("the job ended"), now)
+                    .await?;
+            }
+        }
+        Ok(())
+    }
+
     /// The E5 lines for every open wait.
     pub async fn waiting_lines(&self) -> Result<Vec<String>, StoreError> {
         let now = self.now();

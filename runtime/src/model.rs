@@ -235,3 +235,18 @@ pub struct AuditRecord {
     /// The action's fields.
     pub data: Value,
 }
+
+/// A call of a safe output by a job (E10).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Output {
+    /// The job that called it.
+    pub job: String,
+    /// The output's name.
+    pub name: String,
+    /// Whether it is applied when called (`apply: now`) rather than when the fire ends.
+    pub apply_now: bool,
+    /// When the agent called it.
+    pub called_at: Timestamp,
+    /// When it was applied, once it was.
+    pub applied_at: Option<Timestamp>,
+}

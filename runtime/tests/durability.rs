@@ -169,6 +169,43 @@ async fn store_contract<S: Store>(store: S) {
         (1, 0)
     );
 
+    let job = ozcheck_runtime::model::Job {
+        id: "j".into(),
+        started_at: now,
+        start_seq: 0,
+        deadline: None,
+        runtime: "pydantic-ai".into(),
+        shadow: false,
+        sandboxed: false,
+        outside_started: false,
+    };
+    assert!(store.insert_job(&job).await.unwrap());
+    store
+        .record_output("j", "later", false, Timestamp(5))
+        .await
+        .unwrap();
+    store
+        .record_output("j", "now", true, Timestamp(6))
+        .await
+        .unwrap();
+    let applied = |outputs: Vec<ozcheck_runtime::model::Output>| {
+        outputs
+            .into_iter()
+            .map(|o| o.applied_at)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        applied(store.outputs("j").await.unwrap()),
+        [None, Some(Timestamp(6))]
+    );
+    assert!(store.end_job("j", Timestamp(9)).await.unwrap());
+    assert!(!store.end_job("j", Timestamp(10)).await.unwrap());
+    assert!(!store.end_job("nobody", Timestamp(10)).await.unwrap());
+    assert_eq!(
+        applied(store.outputs("j").await.unwrap()),
+        [Some(Timestamp(9)), Some(Timestamp(6))]
+    );
+
     assert!(!store.flag("k").await.unwrap());
     store.set_flag("k", true).await.unwrap();
     assert!(store.flag("k").await.unwrap());

@@ -193,3 +193,57 @@ async fn the_waits_listing_uses_the_e5_wording() {
         "Waiting: an event: gh check_suite on octo/demo#12, for 2h0m0s more\n"
     );
 }
+
+#[tokio::test]
+async fn a_job_waits_over_http_and_reads_the_answer() {
+    let rt = runtime().await;
+    let call = |method: &str, uri: &str, body: &str| {
+        Request::builder()
+            .method(method)
+            .uri(uri)
+            .body(Body::from(body.to_owned()))
+            .unwrap()
+    };
+    let app = router(rt.clone());
+    let r = app
+        .clone()
+        .oneshot(call("POST", "/jobs/j1", ""))
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::CREATED);
+    let r = app
+        .clone()
+        .oneshot(call(
+            "POST",
+            "/jobs/j1/waits/w1",
+            r#"{"source": "gh", "timeout": "1h30m"}"#,
+        ))
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::BAD_REQUEST);
+    let r = app
+        .clone()
+        .oneshot(call(
+            "POST",
+            "/jobs/j1/waits/w1",
+            r#"{"source": "gh", "types": ["pull_request"]}"#,
+        ))
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::OK);
+    let body = pr("Fix <it>");
+    let sig = sign(SECRET, &body);
+    let headers = [
+        ("X-GitHub-Event", "pull_request"),
+        ("X-GitHub-Delivery", "d9"),
+        ("X-Hub-Signature-256", sig.as_str()),
+    ];
+    assert_eq!(post(&rt, &headers, &body).await, StatusCode::ACCEPTED);
+    let r = app.oneshot(call("GET", "/waits/w1", "")).await.unwrap();
+    let body = axum::body::to_bytes(r.into_body(), 1 << 16).await.unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!(v["state"], "matched");
+    let answer = v["answer"].as_str().unwrap();
+    assert!(answer.contains("\\u003cit>"), "{answer}");
+    assert!(answer.starts_with("An event arrived: gh pull_request opened (event d9)."));
+}

@@ -41,6 +41,9 @@ pub const OPS: &[&str] = &[
     "kill_switch",
     "audit",
     "log",
+    "output",
+    "end_job",
+    "outputs",
     "shutdown",
 ];
 
@@ -178,6 +181,29 @@ impl ReferenceAdapter {
                     }
                     "audit" => audit(&session, args).await,
                     "log" => Ok(json!({"lines": session.runtime.log_lines()})),
+                    "output" => {
+                        let apply_now = match args.get("apply").and_then(Value::as_str) {
+                            None | Some("end") => false,
+                            Some("now") => true,
+                            Some(other) => {
+                                return Err(OpError::new(
+                                    "invalid_args",
+                                    format!("`apply` is `{other}`: it must be `now` or `end`"),
+                                ));
+                            }
+                        };
+                        let job = str_arg(args, "job")?;
+                        session
+                            .runtime
+                            .call_output(job, str_arg(args, "name")?, apply_now)
+                            .await?;
+                        Ok(json!({}))
+                    }
+                    "end_job" => {
+                        session.runtime.end_job(str_arg(args, "job")?).await?;
+                        Ok(json!({}))
+                    }
+                    "outputs" => outputs(&session, args).await,
                     _ => Err(OpError::new(
                         "unknown_op",
                         format!("the reference adapter has no operation `{op}`"),
@@ -477,6 +503,23 @@ fn trigger_source(config: &Config, kind: &str, name: &str, trigger: &str) -> Opt
         let flow = config.flows.iter().find(|f| f.name == name)?;
         Some(flow.trigger.event.source.clone())
     }
+}
+
+async fn outputs(s: &Session, args: &Value) -> OpResult {
+    let job = str_arg(args, "job")?;
+    let outputs: Vec<Value> = s
+        .store
+        .outputs(job)
+        .await?
+        .into_iter()
+        .map(|o| {
+            json!({"name": o.name, "apply": if o.apply_now { "now" } else { "end" },
+                   "called_at": o.called_at.to_rfc3339(),
+                   "applied": o.applied_at.is_some(),
+                   "applied_at": o.applied_at.map(Timestamp::to_rfc3339)})
+        })
+        .collect();
+    Ok(json!({"outputs": outputs}))
 }
 
 async fn audit(s: &Session, args: &Value) -> OpResult {

@@ -6,7 +6,9 @@ use std::sync::{Mutex, MutexGuard};
 
 use super::{Claim, FireLimit, FireOutcome, Store, StoreResult};
 use crate::clock::Timestamp;
-use crate::model::{AuditRecord, Event, Fire, FireState, Job, StoredEvent, Wait, WaitState};
+use crate::model::{
+    AuditRecord, Event, Fire, FireState, Job, Output, StoredEvent, Wait, WaitState,
+};
 
 /// A store that lives in memory. Clone the `Arc` around it to share it between routers.
 #[derive(Debug, Default)]
@@ -29,6 +31,8 @@ struct Inner {
     audit: Vec<AuditRecord>,
     refusals: HashMap<(String, String, i64), u64>,
     flags: HashSet<String>,
+    outputs: Vec<Output>,
+    ended: HashSet<String>,
 }
 
 impl MemoryStore {
@@ -276,6 +280,44 @@ impl Store for MemoryStore {
             .copied()
             .unwrap_or(0);
         Ok((now, before))
+    }
+
+    async fn record_output(
+        &self,
+        job: &str,
+        name: &str,
+        apply_now: bool,
+        now: Timestamp,
+    ) -> StoreResult<()> {
+        self.lock().outputs.push(Output {
+            job: job.to_owned(),
+            name: name.to_owned(),
+            apply_now,
+            called_at: now,
+            applied_at: apply_now.then_some(now),
+        });
+        Ok(())
+    }
+
+    async fn end_job(&self, job: &str, now: Timestamp) -> StoreResult<bool> {
+        let mut s = self.lock();
+        if !s.jobs.contains_key(job) || !s.ended.insert(job.to_owned()) {
+            return Ok(false);
+        }
+        for output in s.outputs.iter_mut().filter(|o| o.job == job) {
+            output.applied_at.get_or_insert(now);
+        }
+        Ok(true)
+    }
+
+    async fn outputs(&self, job: &str) -> StoreResult<Vec<Output>> {
+        Ok(self
+            .lock()
+            .outputs
+            .iter()
+            .filter(|o| o.job == job)
+            .cloned()
+            .collect())
     }
 
     async fn set_flag(&self, key: &str, on: bool) -> StoreResult<()> {

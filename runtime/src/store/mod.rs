@@ -17,7 +17,7 @@ pub use memory::MemoryStore;
 pub use sqlite::SqliteStore;
 
 use crate::clock::Timestamp;
-use crate::model::{AuditRecord, Event, Fire, Job, StoredEvent, Wait, WaitState};
+use crate::model::{AuditRecord, Event, Fire, Job, Output, StoredEvent, Wait, WaitState};
 
 /// A store failure (I/O, a corrupt row).
 #[derive(Debug, thiserror::Error)]
@@ -153,6 +153,21 @@ pub trait Store: Send + Sync + 'static {
         kind: &str,
         minute: i64,
     ) -> impl Future<Output = StoreResult<(u64, u64)>> + Send;
+
+    /// Records a call of a safe output; `apply_now` outputs are applied at once, the others
+    /// when the job ends (E10).
+    fn record_output(
+        &self,
+        job: &str,
+        name: &str,
+        apply_now: bool,
+        now: Timestamp,
+    ) -> impl Future<Output = StoreResult<()>> + Send;
+    /// Ends a job and applies its queued outputs in the same step; `false` if it had ended
+    /// already or does not exist.
+    fn end_job(&self, job: &str, now: Timestamp) -> impl Future<Output = StoreResult<bool>> + Send;
+    /// A job's output calls, oldest first.
+    fn outputs(&self, job: &str) -> impl Future<Output = StoreResult<Vec<Output>>> + Send;
 
     /// Sets a named switch (a paused routine, the kill switch).
     fn set_flag(&self, key: &str, on: bool) -> impl Future<Output = StoreResult<()>> + Send;

@@ -17,7 +17,7 @@ use sqlx::sqlite::{
 use super::{Claim, FireLimit, FireOutcome, Store, StoreError, StoreResult};
 use crate::clock::Timestamp;
 use crate::model::{
-    AuditRecord, Event, Fire, FireState, Job, Since, StoredEvent, Wait, WaitSpec, WaitState,
+    AuditRecord, Event, Fire, FireState, Job, Output, Since, StoredEvent, Wait, WaitSpec, WaitState,
 };
 
 /// The `SQLite` store. Cheap to clone (a connection pool).
@@ -27,13 +27,23 @@ pub struct SqliteStore {
 }
 
 fn migrator() -> Migrator {
-    Migrator::with_migrations(vec![Migration::new(
-        1,
-        Cow::Borrowed("waits"),
-        MigrationType::Simple,
-        sqlx::SqlSafeStr::into_sql_str(include_str!("../../migrations/0001_waits.sql")),
-        false,
-    )])
+    let migration = |version, name, sql: &'static str| {
+        Migration::new(
+            version,
+            Cow::Borrowed(name),
+            MigrationType::Simple,
+            sqlx::SqlSafeStr::into_sql_str(sql),
+            false,
+        )
+    };
+    Migrator::with_migrations(vec![
+        migration(1, "waits", include_str!("../../migrations/0001_waits.sql")),
+        migration(
+            2,
+            "outputs",
+            include_str!("../../migrations/0002_outputs.sql"),
+        ),
+    ])
 }
 
 impl SqliteStore {
@@ -491,6 +501,65 @@ impl Store for SqliteStore {
         let before: i64 = before.map(|r| r.try_get("count")).transpose()?.unwrap_or(0);
         tx.commit().await?;
         Ok((now as u64, before as u64))
+    }
+
+    async fn record_output(
+        &self,
+        job: &str,
+        name: &str,
+        apply_now: bool,
+        now: Timestamp,
+    ) -> StoreResult<()> {
+        sqlx::query(
+            "INSERT INTO outputs (job_id, name, apply_now, called_at, applied_at) \
+             VALUES (?, ?, ?, ?, ?)",
+        )
+        .bind(job)
+        .bind(name)
+        .bind(apply_now)
+        .bind(now.0)
+        .bind(apply_now.then_some(now.0))
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    async fn end_job(&self, job: &str, now: Timestamp) -> StoreResult<bool> {
+        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        let ended = sqlx::query("UPDATE jobs SET ended_at = ? WHERE id = ? AND ended_at IS NULL")
+            .bind(now.0)
+            .bind(job)
+            .execute(&mut *tx)
+            .await?;
+        if ended.rows_affected() == 0 {
+            tx.rollback().await?;
+            return Ok(false);
+        }
+        sqlx::query("UPDATE outputs SET applied_at = ? WHERE job_id = ? AND applied_at IS NULL")
+            .bind(now.0)
+            .bind(job)
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok(true)
+    }
+
+    async fn outputs(&self, job: &str) -> StoreResult<Vec<Output>> {
+        let rows = sqlx::query("SELECT * FROM outputs WHERE job_id = ? ORDER BY seq")
+            .bind(job)
+            .fetch_all(&self.pool)
+            .await?;
+        rows.iter()
+            .map(|r| {
+                Ok(Output {
+                    job: r.try_get("job_id")?,
+                    name: r.try_get("name")?,
+                    apply_now: r.try_get("apply_now")?,
+                    called_at: Timestamp(r.try_get("called_at")?),
+                    applied_at: r.try_get::<Option<i64>, _>("applied_at")?.map(Timestamp),
+                })
+            })
+            .collect()
     }
 
     async fn set_flag(&self, key: &str, on: bool) -> StoreResult<()> {
