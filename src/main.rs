@@ -36,6 +36,8 @@ enum Command {
     Rules(cmd::rules::RulesArgs),
     /// Prints the JSON Schema of a plugin file kind, for editors.
     Schema(cmd::schema::SchemaArgs),
+    /// Polls an MCP tool of a server until a condition holds or the bound elapses.
+    WaitFor(cmd::wait_for::WaitForArgs),
 }
 
 fn main() -> ExitCode {
@@ -50,5 +52,6 @@ fn main() -> ExitCode {
         Command::Lint(args) => cmd::lint::run(&args),
         Command::Rules(args) => cmd::rules::run(&args),
         Command::Schema(args) => cmd::schema::run(&args),
+        Command::WaitFor(args) => cmd::wait_for::run(&args),
     }
 }

@@ -17,6 +17,7 @@ pub mod filter;
 pub mod index;
 pub mod ingest;
 pub mod model;
+pub mod probe;
 pub mod render;
 pub mod serve;
 pub mod source;

@@ -8,3 +8,4 @@ pub mod lint;
 pub mod rules;
 pub mod schema;
 pub mod serve;
+pub mod wait_for;

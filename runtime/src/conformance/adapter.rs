@@ -97,6 +97,8 @@ struct Session {
 #[derive(Default)]
 pub struct ReferenceAdapter {
     session: Mutex<Option<Arc<Session>>>,
+    /// The probe waits' operations and state (`crate::probe::conformance`).
+    probe: crate::probe::conformance::ProbeSession,
 }
 
 fn str_arg<'a>(args: &'a Value, key: &str) -> Result<&'a str, OpError> {
@@ -137,9 +139,13 @@ impl ReferenceAdapter {
         match op {
             "hello" => Ok(
                 json!({"impl": "ozcheck-runtime", "version": env!("CARGO_PKG_VERSION"),
-                                 "protocol": PROTOCOL, "ops": OPS}),
+                                 "protocol": PROTOCOL,
+                                 "ops": OPS.iter().chain(crate::probe::conformance::PROBE_OPS).collect::<Vec<_>>()}),
             ),
-            "reset" => self.reset(args).await,
+            "reset" => {
+                self.probe.reset();
+                self.reset(args).await
+            }
             "restart" => self.restart(args).await,
             "shutdown" => {
                 let old = self.take();
@@ -149,6 +155,9 @@ impl ReferenceAdapter {
                 Ok(json!({}))
             }
             _ => {
+                if let Some(answer) = self.probe.dispatch(op, args).await {
+                    return answer;
+                }
                 let session = self.current()?;
                 match op {
                     "advance" => advance(&session, args).await,
