@@ -27,4 +27,9 @@ for f in (root / "corpus/regressions/parse").iterdir():
         (out / hashlib.sha1(data).hexdigest()).write_bytes(data)
 PY
 done
+# The lint target starts from every plugin file of the corpus.
+mkdir -p "$here/corpus/lint_yaml"
+find "$root/corpus/plugins" -name '*.yaml' | while read -r f; do
+    cp "$f" "$here/corpus/lint_yaml/$(sha1sum "$f" | cut -c1-40)"
+done
 echo "seeded $(ls "$here/corpus/parse_never_panics" | wc -l) inputs per target"

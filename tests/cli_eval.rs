@@ -47,7 +47,16 @@ fn the_static_check_refuses_before_evaluating() {
 
 #[test]
 fn runtime_only_the_meter_stops_the_nested_exists() {
-    let (code, v, _) = eval(&[NESTED, "--event", ADV, "--no-static-check"]);
+    // A generous deadline, so that on a slow (debug, loaded) machine the cost limit still comes
+    // first: this test is about the meter, the next one about the deadline.
+    let (code, v, _) = eval(&[
+        NESTED,
+        "--event",
+        ADV,
+        "--no-static-check",
+        "--deadline-ms",
+        "600000",
+    ]);
     assert_eq!(code, 1);
     assert_eq!(v["error"]["kind"], "cost-limit");
     assert!(v["error"]["cost"].as_u64().unwrap() > 1_000_000);

@@ -84,3 +84,28 @@ fn full_format_renders_the_label_under_the_cause() {
     assert!(stdout.contains("did you mean `contains`?"));
     assert!(stdout.trim_end().ends_with("refused"));
 }
+
+#[test]
+fn explain_prints_the_cost_tree_with_assumptions() {
+    let (code, stdout, _) = ozcheck(&[
+        "filter",
+        "--explain",
+        "event.attributes.labels.exists(l, event.text.contains(l))",
+    ]);
+    assert_eq!(code, 1);
+    assert!(stdout.contains("event.text.contains(l)"), "{stdout}");
+    assert!(stdout.contains("event.text ≤ 16384 bytes"), "{stdout}");
+    let (_, v) = json(&["--explain", "event.text.contains('LGTM')"]);
+    assert!(v["explain"].as_str().unwrap().contains("event.text"));
+}
+
+#[test]
+fn bounds_flags_change_the_estimate() {
+    let source = "event.text.contains('LGTM')";
+    let (_, default) = json(&[source]);
+    let (_, small) = json(&["--max-text", "100", source]);
+    assert!(small["cost"]["max"].as_u64() < default["cost"]["max"].as_u64());
+    let nested = "event.attributes.a.exists(x, event.attributes.b.exists(y, x == y))";
+    let (code, _) = json(&["--max-attributes", "64", nested]);
+    assert_eq!(code, 0, "tiny attributes make the nested exists affordable");
+}

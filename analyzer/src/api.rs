@@ -115,6 +115,18 @@ pub fn check_expression(source: &str, env: &Env, options: &Options) -> Report {
     }
 }
 
+/// Parses, checks and estimates an expression and renders its cost tree (what
+/// `ozcheck filter --explain` prints); the diagnostics when it does not compile.
+pub fn explain_expression(
+    source: &str,
+    env: &Env,
+    options: &Options,
+) -> Result<String, Vec<Diagnostic>> {
+    let checked = compile(source, env, options)?;
+    let estimate = cost::estimate(&checked, env, options);
+    Ok(cost::explain(&estimate, source))
+}
+
 /// Parses and checks an expression.
 pub fn compile(source: &str, env: &Env, options: &Options) -> Result<Checked, Vec<Diagnostic>> {
     let ast = syntax::parse(source, &options.parse)?;

@@ -4,6 +4,46 @@
 //! The passes run in order, each a module with one entry point:
 //! [`syntax::parse`] → [`check::check`] → `cost` → `eval`. Hosts call [`check_filter`] (the save
 //! path) or [`check_expression`].
+//!
+//! # Example: the save path
+//!
+//! ```
+//! use ozcheck_analyzer::{Options, Verdict, check_filter};
+//!
+//! let options = Options::default();
+//! let report = check_filter("event.attributes.labels.exists(l, l == 'urgent')", &options);
+//! assert_eq!(report.verdict, Verdict::Accepted);
+//! assert!(report.cost.unwrap().max <= options.limit);
+//!
+//! let nested = "event.attributes.a.exists(x, event.attributes.b.exists(y, x == y))";
+//! let report = check_filter(nested, &options);
+//! assert_eq!(report.verdict, Verdict::Refused);
+//! assert_eq!(report.diagnostics[0].code, "cost-over-limit");
+//! ```
+//!
+//! # Untrusted expressions
+//!
+//! Filters are written by models that outside text may steer, so every entry point treats the
+//! expression as hostile:
+//!
+//! - **Size.** The source is refused over [`syntax::ParseOptions::max_bytes`] (1024 bytes by
+//!   default) before the lexer sees a byte. Parsing, checking and estimating are linear in the
+//!   source size (identifier suggestions compare at most 64 characters).
+//! - **Depth.** No accepted tree is deeper than [`syntax::ParseOptions::max_depth`] (250); long
+//!   runs of parentheses and unary operators are folded without recursion. Every later pass
+//!   recurses at most that deep, so stack use is bounded and no input overflows it.
+//! - **No panics.** Every pass returns diagnostics for bad input; the parser, the lint and the
+//!   evaluator are fuzzed for panics (see `fuzz/`), and property tests assert it.
+//! - **Cost.** The static estimate is an upper bound of the metered cost for every event within
+//!   [`EventBounds`] (tested by property and fuzzing). At run time the meter charges each
+//!   operation *before* doing it, including the size of every string, list and map built, so no
+//!   single operation overshoots the limit; a monotonic deadline (250 ms by default) is checked
+//!   every few thousand units of work and inside long scans.
+//! - **Regexes.** `matches` uses `regex-automata` (RE2 syntax, linear time, no backtracking);
+//!   constant patterns are compiled once with size limits, and an invalid one is a check-time
+//!   error.
+//! - **Events.** An event is refused when it exceeds its source's bounds, because the analysis is
+//!   only sound for events within them.
 #![deny(missing_docs)]
 
 mod api;
@@ -21,7 +61,11 @@ pub mod testgen;
 #[doc(hidden)]
 pub mod testing;
 pub mod types;
+pub mod wait_args;
 
-pub use api::{CostRange, Options, Report, Verdict, check_expression, check_filter, compile};
+pub use api::{
+    CostRange, Options, Report, Verdict, check_expression, check_filter, compile,
+    explain_expression,
+};
 pub use bounds::EventBounds;
 pub use diagnostic::{Diagnostic, Severity, SourceDiagnostic};

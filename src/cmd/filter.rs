@@ -91,8 +91,24 @@ pub fn run(args: &FilterArgs) -> ExitCode {
     };
     let report = ozcheck_analyzer::check_expression(&source, &env, &options);
     match args.format {
-        Format::Json => println!("{}", json(&report)),
-        Format::Full => print!("{}", full(&source, &report)),
+        Format::Json => {
+            let mut value = json(&report);
+            if args.explain {
+                // The tree rides along as one extra field; the contract's fields stay as they are.
+                if let Ok(tree) = ozcheck_analyzer::explain_expression(&source, &env, &options) {
+                    value["explain"] = serde_json::Value::String(tree);
+                }
+            }
+            println!("{value}");
+        }
+        Format::Full => {
+            print!("{}", full(&source, &report));
+            if args.explain {
+                if let Ok(tree) = ozcheck_analyzer::explain_expression(&source, &env, &options) {
+                    print!("\n{tree}");
+                }
+            }
+        }
     }
     match report.verdict {
         Verdict::Accepted => ExitCode::SUCCESS,

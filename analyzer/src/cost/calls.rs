@@ -236,11 +236,14 @@ fn ordering(a: &Shape, b: &Shape) -> (Poly, u64, Shape) {
     (cost, min, Shape::Scalar)
 }
 
-/// `x in c`: one comparison per element of a list; one lookup in a map.
+/// `x in c`: one comparison per element of a list (`in_list`); one lookup in a map. The bound
+/// adds a tenth of the list's deep size, so it also holds for a meter that charges each element
+/// comparison by size (`max(CALL, traversal)` summed over the elements).
 fn membership(w: &Walker<'_>, container: &Shape) -> (Poly, u64, Shape) {
     let mut cost = Poly::constant(table::CALL as f64);
     if let Some((len, _)) = container.as_list(&w.parts) {
-        cost = cost.max(&sized(&len));
+        let per_byte = container.deep_size().scale(0.1);
+        cost = cost.max(&sized(&len.add(&per_byte)));
     }
     let min = match container {
         Shape::List(l) => table::in_list(l.min_len),

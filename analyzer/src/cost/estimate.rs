@@ -4,16 +4,18 @@
 
 use super::calls;
 use super::model::{CostModel, SizeModel};
-use super::poly::{Poly, Var};
+use super::poly::Poly;
 use super::size::{ListShape, MapShape, PartKind, Parts, Shape, UNBOUNDED};
 use super::table;
 use crate::api::{CostRange, Options};
 use crate::check::{Checked, Env};
-use crate::syntax::{Ast, Comprehension, ExprKind, Literal, MacroKind, NodeId, Span};
+use crate::syntax::{Ast, ExprKind, Literal, NodeId, Span};
+
+mod loops;
 
 /// Recursion deeper than this gives up on the subtree (an unbounded estimate), so hostile
 /// nesting can never overflow the stack; the parser's own limit is far lower.
-const MAX_DEPTH: u32 = 512;
+const MAX_DEPTH: u32 = 300;
 
 /// The estimate of one expression.
 #[derive(Clone, Debug, PartialEq)]
@@ -109,15 +111,6 @@ impl Val {
     }
 }
 
-/// One iteration plan: how often a comprehension runs its body and what its variable is.
-struct Iteration {
-    count: Poly,
-    min_count: u64,
-    elem: Shape,
-    /// The element variable to sum over, and the part whose elements it ranges over.
-    sum: Option<(Var, Var)>,
-}
-
 pub(crate) struct Walker<'a> {
     ast: &'a Ast,
     env: &'a Env,
@@ -131,7 +124,7 @@ pub(crate) struct Walker<'a> {
     depth: u32,
 }
 
-impl<'a> Walker<'a> {
+impl Walker<'_> {
     fn visit(&mut self, id: NodeId) -> Val {
         if self.depth >= MAX_DEPTH {
             return Val {
@@ -401,238 +394,6 @@ impl<'a> Walker<'a> {
         out.unwrap_or(Shape::Scalar)
     }
 
-    /// What a comprehension iterates over.
-    fn iteration(&mut self, range: &Shape) -> Iteration {
-        let mut plans = Vec::new();
-        for alt in range.alternatives() {
-            let plan = match alt {
-                Shape::List(l) => match l
-                    .elem_var
-                    .and_then(|x| Some((x, self.parts.part(x).parent?)))
-                {
-                    // A fresh variable per comprehension: two loops over the same list must
-                    // not share one, or one loop's sum would absorb the other's variable.
-                    Some((x, parent)) => {
-                        let fresh = self.parts.element(parent);
-                        let parts = &self.parts;
-                        let elem = l
-                            .elem
-                            .map_vars(&mut |v| if parts.encloses(x, v) { fresh } else { v });
-                        Iteration {
-                            count: l.len.clone(),
-                            min_count: l.min_len,
-                            elem,
-                            sum: Some((fresh, parent)),
-                        }
-                    }
-                    None => Iteration {
-                        count: l.len.clone(),
-                        min_count: l.min_len,
-                        elem: l.elem.clone(),
-                        sum: None,
-                    },
-                },
-                Shape::Map(m) => Iteration {
-                    count: m.len.clone(),
-                    min_count: m.min_len,
-                    elem: m.key.clone(),
-                    sum: None,
-                },
-                Shape::Json(v) => {
-                    let x = self.parts.element(*v);
-                    Iteration {
-                        count: self.parts.count(*v),
-                        min_count: 0,
-                        elem: Shape::Json(x),
-                        sum: Some((x, *v)),
-                    }
-                }
-                Shape::Unknown => Iteration {
-                    count: Poly::constant(UNBOUNDED),
-                    min_count: 0,
-                    elem: Shape::Unknown,
-                    sum: None,
-                },
-                // Iterating anything else is an evaluation error before the first element.
-                _ => continue,
-            };
-            plans.push(plan);
-        }
-        if plans.len() <= 1 {
-            return plans.pop().unwrap_or(Iteration {
-                count: Poly::zero(),
-                min_count: 0,
-                elem: Shape::Scalar,
-                sum: None,
-            });
-        }
-        // Several possible ranges: bound the count by the largest, and every element by its
-        // whole part (an element is never larger than the part it comes from).
-        let mut merged: Option<Iteration> = None;
-        for plan in plans {
-            let elem = match plan.sum {
-                Some((x, parent)) => plan.elem.map_vars(&mut |v| if v == x { parent } else { v }),
-                None => plan.elem,
-            };
-            merged = Some(match merged {
-                None => Iteration {
-                    elem,
-                    sum: None,
-                    ..plan
-                },
-                Some(m) => Iteration {
-                    count: m.count.max(&plan.count),
-                    min_count: m.min_count.min(plan.min_count),
-                    elem: m.elem.union(elem),
-                    sum: None,
-                },
-            });
-        }
-        merged.expect("at least two plans")
-    }
-
-    fn comprehension(&mut self, c: &'a Comprehension) -> (Val, Option<String>) {
-        let range = self.visit(c.range);
-        let plan = self.iteration(&range.shape);
-        let count_max = self.parts.maximize(&plan.count);
-        let outer = self
-            .multipliers
-            .last()
-            .cloned()
-            .unwrap_or_else(|| Poly::constant(1.0));
-        let joint = self.parts.coarsen(outer.mul(&plan.count));
-        self.multipliers.push(joint);
-        self.scopes.push((&c.var, plan.elem.clone()));
-        let pred = c.predicate.map(|p| self.visit(p));
-        let transform = c.transform.map(|t| self.visit(t));
-        self.scopes.pop();
-        self.multipliers.pop();
-
-        let zero = || Val::constant(0, Shape::Scalar);
-        let pred = pred.unwrap_or_else(zero);
-        let transform_shape = transform.as_ref().map(|t| t.shape.clone());
-        // Each appended element builds `[t]` and grows the accumulator: both are charged.
-        let append_alloc = self.model.alloc(2 * table::alloc_list(1));
-        let (fixed, per, per_min) = match c.kind {
-            MacroKind::All => (
-                table::COMPREHENSION_RESULT,
-                pred.max.add_const(table::ALL_PER_ELEMENT as f64),
-                pred.min.saturating_add(table::ALL_PER_ELEMENT),
-            ),
-            MacroKind::Exists => (
-                table::COMPREHENSION_RESULT,
-                pred.max.add_const(table::EXISTS_PER_ELEMENT as f64),
-                pred.min.saturating_add(table::EXISTS_PER_ELEMENT),
-            ),
-            MacroKind::ExistsOne => (
-                table::EXISTS_ONE_RESULT,
-                pred.max
-                    .add_const(table::EXISTS_ONE_COUNT.max(table::EXISTS_ONE_SKIP) as f64),
-                pred.min.saturating_add(table::EXISTS_ONE_SKIP),
-            ),
-            MacroKind::Map => {
-                let t = transform.unwrap_or_else(zero);
-                let append = t.max.add_const((table::MAP_APPEND + append_alloc) as f64);
-                if c.predicate.is_some() {
-                    (
-                        table::MAP_FILTER_FIXED,
-                        pred.max
-                            .add(&append.max(&Poly::constant(table::FILTER_SKIP as f64))),
-                        pred.min.saturating_add(table::FILTER_SKIP),
-                    )
-                } else {
-                    (
-                        table::MAP_FILTER_FIXED,
-                        append,
-                        t.min.saturating_add(table::MAP_APPEND + append_alloc),
-                    )
-                }
-            }
-            MacroKind::Filter => (
-                table::MAP_FILTER_FIXED,
-                pred.max.add_const(
-                    (table::FILTER_APPEND + append_alloc).max(table::FILTER_SKIP) as f64,
-                ),
-                pred.min.saturating_add(table::FILTER_SKIP),
-            ),
-        };
-        let body = self.sum(&per, &plan);
-        // `all` and `exists` may stop after their first element unless the predicate is a
-        // literal that never stops them.
-        let never_stops = matches!(
-            (c.kind, c.predicate.map(|p| self.ast.kind(p))),
-            (MacroKind::All, Some(ExprKind::Literal(Literal::Bool(true))))
-                | (
-                    MacroKind::Exists,
-                    Some(ExprKind::Literal(Literal::Bool(false)))
-                )
-        );
-        let min_iterations = match c.kind {
-            MacroKind::All | MacroKind::Exists if !never_stops => plan.min_count.min(1),
-            _ => plan.min_count,
-        };
-        let shape = match c.kind {
-            MacroKind::Map => Shape::List(Box::new(ListShape {
-                len: plan.count.clone(),
-                min_len: plan.min_count,
-                elem: transform_shape.unwrap_or(Shape::Scalar),
-                elem_var: plan.sum.map(|(x, _)| x),
-            })),
-            MacroKind::Filter => Shape::List(Box::new(ListShape {
-                len: plan.count.clone(),
-                min_len: 0,
-                elem: plan.elem.clone(),
-                elem_var: plan.sum.map(|(x, _)| x),
-            })),
-            _ => Shape::Scalar,
-        };
-        let assumption = Some(self.describe_iteration(&plan, count_max));
-        let val = Val {
-            max: range.max.add(&body).add_const(fixed as f64),
-            min: range
-                .min
-                .saturating_add(fixed)
-                .saturating_add(min_iterations.saturating_mul(per_min)),
-            shape,
-        };
-        (val, assumption)
-    }
-
-    /// Bounds `Σ per(xᵢ)` over every iteration. With an element variable `x` of a part `P`
-    /// and the shared size model, `Σ p(xᵢ) ≤ n·p(0) + q(P)` where `q = p − p(0)`: `q` has
-    /// non-negative coefficients and no constant term in `x`, hence is superadditive in `x`, and
-    /// the elements' sizes add up to at most `P`. Otherwise it is `n · p` at the largest element.
-    fn sum(&self, per: &Poly, plan: &Iteration) -> Poly {
-        match plan.sum {
-            Some((x, parent)) => {
-                let per = self.parts.fold_into(per, x);
-                if self.sizes == SizeModel::Shared {
-                    let (p0, q) = per.split_on(x);
-                    plan.count.mul(&p0).add(&q.substitute(x, parent))
-                } else {
-                    plan.count.mul(&per.substitute(x, parent))
-                }
-            }
-            None => plan.count.mul(per),
-        }
-    }
-
-    fn describe_iteration(&self, plan: &Iteration, count_max: f64) -> String {
-        let n = units(count_max);
-        match plan.sum {
-            Some((_, parent)) => {
-                let part = self.parts.part(parent);
-                let per = if part.object { 5 } else { 2 };
-                format!(
-                    "at most {n} iterations: {} holds at most {} bytes and each element takes at least {per}",
-                    part.name,
-                    units(part.cap)
-                )
-            }
-            None => format!("at most {n} iterations"),
-        }
-    }
-
     /// Names the part a value occupies, when it is one part of an event.
     fn describe_shape(&self, shape: &Shape) -> Option<String> {
         let v = match shape {
@@ -686,5 +447,50 @@ fn literal_shape(lit: &Literal) -> Shape {
         Literal::String(s) => Shape::str_const(s.len() as u64),
         Literal::Bytes(b) => Shape::str_const(b.len() as u64),
         _ => Shape::Scalar,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::check::Reference;
+    use crate::syntax::{Node, UnaryOp};
+    use crate::types::Type;
+
+    /// Nesting deeper than the estimator's own limit (the parser refuses it far earlier, so the
+    /// tree is built by hand) gives an unbounded estimate rather than a stack overflow.
+    #[test]
+    fn deep_trees_give_up_instead_of_overflowing() {
+        let mut nodes = vec![Node {
+            kind: ExprKind::Literal(Literal::Bool(true)),
+            span: Span::new(0, 4),
+        }];
+        for i in 0..(MAX_DEPTH + 10) {
+            nodes.push(Node {
+                kind: ExprKind::Unary {
+                    op: UnaryOp::Not,
+                    operand: i,
+                },
+                span: Span::new(0, 4),
+            });
+        }
+        let ast = Ast::from_nodes(nodes).expect("nodes");
+        let n = ast.len();
+        let checked = Checked {
+            ast,
+            types: vec![Type::Dyn; n],
+            refs: vec![Reference::None; n],
+        };
+        let e = estimate(&checked, &Env::filter(), &Options::default());
+        assert_eq!(e.cost.max, u64::MAX);
+    }
+
+    #[test]
+    fn units_round_down_with_a_margin() {
+        assert_eq!(units(302.0), 302);
+        assert_eq!(units(301.999_999_999_99), 302);
+        assert_eq!(units(302.4), 302);
+        assert_eq!(units(f64::NAN), 0);
+        assert_eq!(units(1e30), u64::MAX);
     }
 }

@@ -129,7 +129,12 @@ impl Parts {
 
     /// A fresh element of `parent`, for one comprehension.
     pub(crate) fn element(&mut self, parent: Var) -> Var {
-        let name = format!("an element of {}", self.part(parent).name);
+        let what = if self.part(parent).object {
+            "an entry"
+        } else {
+            "an element"
+        };
+        let name = format!("{what} of {}", self.part(parent).name);
         let cap = (self.part(parent).cap - 2.0).max(0.0);
         self.push(Part {
             parent: Some(parent),
@@ -528,7 +533,10 @@ impl Shape {
         let mut out = Poly::zero();
         for alt in self.alternatives() {
             let size = match alt {
-                Shape::Scalar | Shape::Object(..) => Poly::constant(1.0),
+                Shape::Scalar => Poly::constant(1.0),
+                // Host objects (whole events) are not compared in practice; comparing them is
+                // not bounded by anything the estimator tracks.
+                Shape::Object(..) => Poly::constant(UNBOUNDED),
                 Shape::Str { max, .. } => max.clone(),
                 Shape::Json(v) => Poly::var(*v, 1.0),
                 Shape::List(l) => l.len.mul(&l.elem.deep_size().add_const(1.0)),
@@ -565,5 +573,78 @@ impl Shape {
             Shape::Union(v) => Shape::Union(v.iter().map(|s| s.map_vars(f)).collect()),
             s => s.clone(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parts() -> (Parts, Var, Var, Var) {
+        let mut parts = Parts::new(EventBounds::DEFAULT, SizeModel::Shared);
+        let attrs = parts.root("event.attributes", 8192, true);
+        let a = parts.key(attrs, "a");
+        let b = parts.key(attrs, "b");
+        (parts, attrs, a, b)
+    }
+
+    #[test]
+    fn members_under_different_keys_are_disjoint() {
+        let (mut parts, attrs, a, b) = parts();
+        assert!(parts.disjoint(a, b));
+        assert!(!parts.disjoint(attrs, a), "a part overlaps its parent");
+        let first = parts.element(a);
+        let second = parts.element(a);
+        assert!(
+            !parts.disjoint(first, second),
+            "two elements may be the same"
+        );
+        assert!(parts.disjoint(first, b));
+        let member = parts.key(a, "k");
+        assert!(!parts.disjoint(first, member), "an element may be under k");
+    }
+
+    #[test]
+    fn disjoint_parts_share_their_budget() {
+        let (parts, _, a, b) = parts();
+        // a·b with |a| + 4 + |b| + 4 ≤ 8190 peaks at |a| = |b| = 4091.
+        let product = Poly::var(a, 1.0).mul(&Poly::var(b, 1.0));
+        assert!((parts.maximize(&product) - 4091.0 * 4091.0).abs() < 1e-3);
+        // One part alone takes everything but the framing.
+        assert!((parts.maximize(&Poly::var(a, 1.0)) - 8186.0).abs() < 1e-9);
+        // Overlapping parts get their own caps.
+        let overlap = Poly::var(a, 1.0).mul(&Poly::var(a, 1.0));
+        assert!((parts.maximize(&overlap) - 8186.0 * 8186.0).abs() < 1e-3);
+    }
+
+    #[test]
+    fn independent_sizes_ignore_the_shared_budget() {
+        let mut parts = Parts::new(EventBounds::DEFAULT, SizeModel::Independent);
+        let attrs = parts.root("event.attributes", 8192, true);
+        let (a, b) = (parts.key(attrs, "a"), parts.key(attrs, "b"));
+        let product = Poly::var(a, 1.0).mul(&Poly::var(b, 1.0));
+        assert!((parts.maximize(&product) - 8186.0 * 8186.0).abs() < 1e-3);
+    }
+
+    #[test]
+    fn coarsening_bounds_size_and_never_lowers_the_maximum() {
+        let (mut parts, _, a, _) = parts();
+        let keys: Vec<Var> = (0..5).map(|i| parts.key(a, &format!("k{i}"))).collect();
+        let sum = keys
+            .iter()
+            .fold(Poly::constant(1.0), |acc, &k| acc.add(&Poly::var(k, 1.0)));
+        // Many terms: (1 + k0 + … + k4)⁶ has 462.
+        let wide = (0..6).fold(Poly::constant(1.0), |acc, _| acc.mul(&sum));
+        assert!(wide.terms().len() > 48);
+        let coarse = parts.coarsen(wide.clone());
+        assert!(coarse.terms().len() <= 48);
+        assert!(parts.maximize(&coarse) >= parts.maximize(&wide) * (1.0 - 1e-12));
+        // High degree: k0¹⁴.
+        let high = (0..14).fold(Poly::constant(1.0), |acc, _| {
+            acc.mul(&Poly::var(keys[0], 1.0))
+        });
+        let coarse = parts.coarsen(high.clone());
+        assert!(coarse.degree() <= 12);
+        assert!(parts.maximize(&coarse) >= parts.maximize(&high) * (1.0 - 1e-12));
     }
 }

@@ -154,6 +154,7 @@ pub(crate) fn tokenize(source: &str, diagnostics: &mut Vec<Diagnostic>) -> Vec<T
         text: source,
         pos: 0,
         diagnostics,
+        no_close: Default::default(),
     };
     let mut tokens = Vec::with_capacity(source.len() / 3 + 2);
     while let Some(token) = lexer.next_token() {
@@ -172,6 +173,11 @@ struct Lexer<'a, 'd> {
     text: &'a str,
     pos: usize,
     diagnostics: &'d mut Vec<Diagnostic>,
+    /// Positions from which a search for a closing triple quote is known to fail, one map per
+    /// quote character and rawness (allocated on the first failure). A later search that
+    /// reaches such a position in step stops there, so failed searches cost linear time in
+    /// total instead of rescanning the rest of the source once per unclosed opening.
+    no_close: [Vec<bool>; 4],
 }
 
 impl Lexer<'_, '_> {
@@ -336,9 +342,15 @@ impl Lexer<'_, '_> {
 
     /// Whether a triple-quoted literal opened at `self.pos` is closed somewhere; otherwise the
     /// grammar reads its first two quotes as an empty string.
-    fn has_triple_close(&self, quote: u8, raw: bool) -> bool {
+    fn has_triple_close(&mut self, quote: u8, raw: bool) -> bool {
+        let map = usize::from(quote == b'"') * 2 + usize::from(raw);
+        let mut visited = Vec::new();
         let mut i = self.pos + 3;
         while i < self.src.len() {
+            if self.no_close[map].get(i).copied().unwrap_or(false) {
+                break;
+            }
+            visited.push(i);
             if self.src[i] == b'\\' && !raw {
                 i += 2;
                 continue;
@@ -350,6 +362,14 @@ impl Lexer<'_, '_> {
                 return true;
             }
             i += 1;
+        }
+        // Every position this search passed through leads to the same failure.
+        let known = &mut self.no_close[map];
+        if known.is_empty() {
+            known.resize(self.src.len(), false);
+        }
+        for v in visited {
+            known[v] = true;
         }
         false
     }
@@ -374,10 +394,15 @@ impl Lexer<'_, '_> {
     }
 
     fn advance_char(&mut self) {
-        let width = self.text[self.pos..]
-            .chars()
-            .next()
-            .map_or(1, char::len_utf8);
+        // ASCII is the common case; otherwise step over the whole UTF-8 sequence.
+        let width = if self.src[self.pos] < 0x80 {
+            1
+        } else {
+            self.text[self.pos..]
+                .chars()
+                .next()
+                .map_or(1, char::len_utf8)
+        };
         self.pos += width;
     }
 
@@ -548,6 +573,17 @@ mod tests {
         assert_eq!(texts(r"'\''"), [r"'\''"]);
         assert_eq!(texts(r"r'\'"), [r"r'\'"]);
         assert_eq!(texts("'''a\nb'''"), ["'''a\nb'''"]);
+    }
+
+    #[test]
+    fn unclosed_triple_quotes_fall_back_to_empty_strings() {
+        // A failed search for the close is remembered, and later searches that reach the same
+        // positions fail the same way.
+        assert_eq!(texts("'''a"), ["''", "'a"]);
+        assert_eq!(texts("'''a''' '''b"), ["'''a'''", "''", "'b"]);
+        assert_eq!(texts("''' ''' '''x ''"), ["''' '''", "''", "'x '", "'"]);
+        assert_eq!(texts("\"\"\"a '''"), ["\"\"", "\"a '''"]);
+        assert_eq!(texts(r"'''\'''\'''"), ["''", r"'\''", r"'\''", "'"]);
     }
 
     #[test]

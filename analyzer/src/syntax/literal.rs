@@ -105,6 +105,12 @@ pub(crate) fn decode_double(text: &str, negative: bool) -> Result<f64, LiteralEr
 
 /// Decodes a string token, prefix and quotes included.
 pub(crate) fn decode_string(text: &str) -> Result<String, LiteralError> {
+    let body = body_of(text, false);
+    let plain = &text[body.offset..body.offset + body.len];
+    // Most strings have nothing to decode: copy them as they are.
+    if !plain.contains(['\\', '\r']) {
+        return Ok(plain.to_owned());
+    }
     let bytes = unescape(text, false)?;
     // Every escape in a string yields a whole code point, so the result is valid UTF-8.
     String::from_utf8(bytes)

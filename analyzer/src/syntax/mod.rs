@@ -9,9 +9,7 @@
 //! # Untrusted expressions
 //!
 //! - The length limit ([`ParseOptions::max_bytes`]) is checked before anything else.
-//! - Lexing and parsing take time linear in the source length (one corner, a triple quote
-//!   that never closes, rescans the rest of the source once per such opening; the length limit
-//!   bounds it), and memory linear in it.
+//! - Lexing and parsing take time and memory linear in the source length.
 //! - The parser's recursion and the height of the tree are both bounded by
 //!   [`ParseOptions::max_depth`]; runs of `(`, `!` and `-` are consumed in loops. At the default
 //!   limits a debug build parses every 1 KiB shape we know within a 256 KiB stack.

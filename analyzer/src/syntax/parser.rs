@@ -39,26 +39,28 @@ use crate::Diagnostic;
 /// Most errors reported for one expression; past this the parse stops.
 pub(crate) const MAX_ERRORS: usize = 20;
 
-/// Words CEL reserves: refused as identifiers and global function names.
-const RESERVED: [&str; 17] = [
-    "as",
-    "break",
-    "const",
-    "continue",
-    "else",
-    "for",
-    "function",
-    "if",
-    "import",
-    "let",
-    "loop",
-    "package",
-    "namespace",
-    "return",
-    "var",
-    "void",
-    "while",
-];
+/// Whether CEL reserves `name`: refused as an identifier and as a global function name.
+fn is_reserved(name: &str) -> bool {
+    matches!(
+        name,
+        "as" | "break"
+            | "const"
+            | "continue"
+            | "else"
+            | "for"
+            | "function"
+            | "if"
+            | "import"
+            | "let"
+            | "loop"
+            | "package"
+            | "namespace"
+            | "return"
+            | "var"
+            | "void"
+            | "while"
+    )
+}
 
 /// Parses `source` into an AST, or returns every error found (sorted by position).
 pub fn parse(source: &str, options: &ParseOptions) -> Result<Ast, Vec<Diagnostic>> {
@@ -67,12 +69,14 @@ pub fn parse(source: &str, options: &ParseOptions) -> Result<Ast, Vec<Diagnostic
     }
     let mut diagnostics = Vec::new();
     let tokens = tokenize(source, &mut diagnostics);
+    // Nearly every node consumes a token of its own, so this avoids growing the arena.
+    let capacity = tokens.len();
     let mut parser = Parser {
         source,
         tokens,
         pos: 0,
-        nodes: Vec::new(),
-        heights: Vec::new(),
+        nodes: Vec::with_capacity(capacity),
+        heights: Vec::with_capacity(capacity),
         diagnostics,
         depth: 0,
         max_depth: options.max_depth,
@@ -555,7 +559,7 @@ impl Parser<'_> {
 
     fn check_reserved(&mut self, ident: Span) {
         let name = self.text(ident);
-        if !RESERVED.contains(&name) {
+        if !is_reserved(name) {
             return;
         }
         self.report(

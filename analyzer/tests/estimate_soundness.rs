@@ -1,0 +1,170 @@
+//! Spot checks of the estimator's soundness against the metered evaluator: for filters over
+//! adversarial events that fill their bounds (the most elements, the longest strings, the whole
+//! budget in one part or split between two), the metered cost never exceeds the estimate's max.
+//! Small bounds keep the quadratic cases fast; the estimator sees the same bounds.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use ozcheck_analyzer::cost::CostModel;
+use ozcheck_analyzer::eval::{Event, Limits, ManualClock, Program};
+use ozcheck_analyzer::{EventBounds, Options, check_filter, compile};
+use serde_json::{Value, json};
+
+const BOUNDS: EventBounds = EventBounds {
+    text: 1024,
+    attributes: 512,
+    header_field: 64,
+};
+
+/// The largest `n` for which `make(n)` fits the attribute bound as compact JSON.
+fn fill(make: impl Fn(usize) -> Value) -> Value {
+    let fits =
+        |n: usize| serde_json::to_string(&make(n)).unwrap().len() as u64 <= BOUNDS.attributes;
+    let mut n = 0;
+    while fits(n + 1) {
+        n += 1;
+    }
+    make(n)
+}
+
+/// Distinct short keys: `a`, `b`, …, `z`, `ba`, ….
+fn key(mut i: usize) -> String {
+    let mut out = Vec::new();
+    loop {
+        out.push(b'a' + (i % 26) as u8);
+        i /= 26;
+        if i == 0 {
+            break;
+        }
+    }
+    out.reverse();
+    String::from_utf8(out).unwrap()
+}
+
+fn list(n: usize, item: &Value) -> Value {
+    Value::Array(vec![item.clone(); n])
+}
+
+/// Adversarial attribute objects.
+fn attribute_sets() -> Vec<Value> {
+    let mut sets = Vec::new();
+    for item in [
+        json!(0),
+        json!(""),
+        json!("a"),
+        json!([]),
+        json!("xxxxxxxxxx"),
+        json!({}),
+    ] {
+        // Everything in `a`; split between `a` and `b`; and the same list under every name
+        // the filters use.
+        sets.push(fill(|n| json!({ "a": list(n, &item) })));
+        sets.push(fill(
+            |n| json!({ "a": list(n, &item), "b": list(n, &item) }),
+        ));
+        sets.push(fill(
+            |n| json!({ "a": list(n, &item), "b": list(n / 3, &item) }),
+        ));
+        sets.push(fill(|n| json!({ "labels": list(n, &item) })));
+        sets.push(fill(
+            |n| json!({ "reviewers": list(n, &item), "owners": list(n, &item) }),
+        ));
+    }
+    // One long string everywhere it matters.
+    sets.push(fill(
+        |n| json!({ "a": ["y".repeat(n)], "b": ["y".repeat(n)] }),
+    ));
+    sets.push(fill(|n| json!({ "labels": ["z".repeat(n)] })));
+    sets.push(fill(|n| json!({ "a": "q".repeat(n) })));
+    // Many entries with empty values, or values that contain the needle.
+    for value in [json!(""), json!("x"), json!([]), json!(0)] {
+        sets.push(fill(|n| {
+            Value::Object((0..n).map(|i| (key(i), value.clone())).collect())
+        }));
+    }
+    // Nested lists.
+    sets.push(fill(|n| json!({ "a": list(n, &json!([1])) })));
+    sets.push(fill(|n| json!({ "a": [list(n, &json!(1))] })));
+    sets.push(json!({ "a": [1e-300, -1.5e300, 123_456_789], "n": 1e-300 }));
+    sets
+}
+
+fn texts() -> Vec<String> {
+    vec!["a".repeat(1024), "LGTM ".repeat(204)]
+}
+
+const FILTERS: &[&str] = &[
+    "event.action == 'opened' && !event.attributes.draft",
+    "event.text.contains('LGTM')",
+    "event.text.matches('a+b')",
+    "event.attributes.labels.exists(l, l == 'urgent')",
+    "event.attributes.labels.exists(l, event.text.contains(l))",
+    "event.attributes.labels.all(l, l.startsWith('area/'))",
+    "event.attributes.a.exists(x, event.attributes.b.exists(y, x == y))",
+    "event.attributes.a.exists(x, event.attributes.a.exists(y, x == y))",
+    "event.attributes.a.map(x, x + x).filter(y, y.size() > 3).size() > 0",
+    "event.attributes.a.map(x, x + x).map(y, y + y).size() > 0",
+    "event.attributes.a.filter(x, x == x).exists(y, y != 'k')",
+    "event.attributes.a.map(x, x != 0, [x, x]).size() > 0",
+    "event.attributes.a.exists_one(x, x == 0)",
+    "event.attributes.a.exists(x, x.exists(y, y == 1))",
+    "event.attributes.exists(k, event.attributes[k].contains('x'))",
+    "event.attributes.exists(k, k + 'a' == event.attributes[k])",
+    "event.attributes.reviewers.exists(r, r in event.attributes.owners)",
+    "event.attributes.a == event.attributes.b",
+    "event.attributes.a + event.attributes.b == event.attributes.a",
+    "event.text + event.text + event.subject != ''",
+    "string(event.attributes.n) + string(event.attributes.a[0]) != ''",
+    "size(event.text) > 3 ? event.attributes.a.map(x, string(x)).size() > 0 : event.text.endsWith('x')",
+    "[event.text, event.id].exists(s, s.contains(event.attributes.a))",
+    "event.attributes.a in [event.attributes.b, event.attributes.labels]",
+];
+
+#[test]
+fn metered_cost_never_exceeds_the_estimate() {
+    let clock = Arc::new(ManualClock::new());
+    let mut checked = 0;
+    for model in [CostModel::FULL, CostModel::CPU_ONLY] {
+        let options = Options {
+            bounds: BOUNDS,
+            model,
+            ..Options::default()
+        };
+        let limits = Limits {
+            cost: None,
+            deadline: Duration::from_secs(3600),
+            clock: clock.clone(),
+            model,
+        };
+        for source in FILTERS {
+            let bound = check_filter(source, &options)
+                .cost
+                .unwrap_or_else(|| panic!("{source} is estimated"))
+                .max;
+            let program = Program::from_checked(
+                &compile(source, &ozcheck_analyzer::check::Env::filter(), &options).unwrap(),
+            )
+            .unwrap();
+            for attributes in attribute_sets() {
+                for text in texts() {
+                    let raw = json!({
+                        "id": "i".repeat(64), "source": "s", "type": "t", "action": "opened",
+                        "subject": "x".repeat(64), "text": text, "attributes": attributes,
+                    });
+                    let event = Event::from_value(&raw, &BOUNDS).expect("within bounds");
+                    let cost = match program.eval_event(&event, &limits) {
+                        Ok(done) => done.cost,
+                        Err(err) => err.cost(),
+                    };
+                    assert!(
+                        cost <= bound,
+                        "{source} ({model:?}): metered {cost} > estimated {bound} on {raw}"
+                    );
+                    checked += 1;
+                }
+            }
+        }
+    }
+    assert!(checked > 500, "{checked}");
+}

@@ -1,0 +1,130 @@
+//! Finding the files to lint: the paths given, YAML files under folders, and the plugin's agent
+//! files that cross-file rules need as context. This is the lint's only file-system access.
+
+use std::collections::BTreeSet;
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use crate::{Input, MAX_FILE_BYTES, PluginContext};
+
+/// Folders skipped when walking: build output and dependencies, never plugin files.
+const SKIPPED_DIRS: &[&str] = &["target", "node_modules"];
+
+/// Deepest folder nesting walked.
+const MAX_WALK_DEPTH: usize = 32;
+
+/// The files to lint for `paths` and the context they need. A folder contributes every
+/// `.yaml`/`.yml` file under it (hidden folders skipped); a file is linted even when its kind
+/// must be told from its content.
+pub fn collect(paths: &[PathBuf]) -> io::Result<(Vec<Input>, PluginContext)> {
+    let mut targets = Vec::new();
+    let mut seen = BTreeSet::new();
+    for path in paths {
+        let meta = fs::metadata(path)
+            .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
+        if meta.is_dir() {
+            let mut files = Vec::new();
+            walk(path, 0, &mut files)?;
+            files.sort();
+            for file in files {
+                if seen.insert(file.clone()) {
+                    targets.push(read(&file, false)?);
+                }
+            }
+        } else if seen.insert(path.clone()) {
+            targets.push(read(path, true)?);
+        }
+    }
+    let mut context = PluginContext {
+        file_exists: Some(disk_file_exists()),
+        ..PluginContext::default()
+    };
+    let mut roots = BTreeSet::new();
+    for target in &targets {
+        if let Some(root) = plugin_root(Path::new(&target.path)) {
+            roots.insert(root);
+        }
+    }
+    for root in roots {
+        let agents = root.join("agents");
+        let Ok(entries) = fs::read_dir(&agents) else {
+            continue;
+        };
+        context.agents_complete = true;
+        let mut files: Vec<PathBuf> = entries
+            .filter_map(Result::ok)
+            .map(|e| e.path())
+            .filter(|p| is_yaml(p) && p.is_file())
+            .collect();
+        files.sort();
+        for file in files {
+            if !seen.contains(&file) {
+                context.files.push(read(&file, false)?);
+            }
+        }
+    }
+    Ok((targets, context))
+}
+
+/// Asks the disk whether a file exists (what the command line passes to the lint).
+pub fn disk_file_exists() -> crate::FileExists {
+    std::sync::Arc::new(|path: &Path| path.is_file())
+}
+
+/// Reads one file, refusing to load more than the lint would read.
+pub fn read(path: &Path, explicit: bool) -> io::Result<Input> {
+    let display = path.to_string_lossy().replace('\\', "/");
+    let display = display.strip_prefix("./").unwrap_or(&display).to_owned();
+    let meta = fs::metadata(path)?;
+    if meta.len() > MAX_FILE_BYTES as u64 {
+        // Keep the read bounded; the lint reports the size as `invalid-yaml`.
+        let mut input = Input::from_text(display, String::new(), explicit);
+        input.too_large = true;
+        return Ok(input);
+    }
+    let bytes = fs::read(path).map_err(|e| io::Error::new(e.kind(), format!("{display}: {e}")))?;
+    Ok(Input::from_bytes(display, &bytes, explicit))
+}
+
+fn is_yaml(path: &Path) -> bool {
+    path.extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("yaml") || e.eq_ignore_ascii_case("yml"))
+}
+
+fn walk(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) -> io::Result<()> {
+    if depth > MAX_WALK_DEPTH {
+        return Ok(());
+    }
+    for entry in fs::read_dir(dir)? {
+        let entry = entry?;
+        let path = entry.path();
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        // Symbolic links to folders are not followed, so a link cycle cannot loop the walk.
+        let file_type = entry.file_type()?;
+        if file_type.is_dir() {
+            if !name.starts_with('.') && !SKIPPED_DIRS.contains(&name.as_ref()) {
+                walk(&path, depth + 1, out)?;
+            }
+        } else if is_yaml(&path) && !name.starts_with('.') && path.is_file() {
+            out.push(path);
+        }
+    }
+    Ok(())
+}
+
+/// The plugin folder of a file: the parent of its `agents/`, `flows/` or `routines/` folder.
+fn plugin_root(file: &Path) -> Option<PathBuf> {
+    let parent = file.parent()?;
+    let name = parent.file_name()?.to_str()?;
+    if matches!(name, "agents" | "flows" | "routines") {
+        Some(
+            parent
+                .parent()
+                .map_or_else(|| PathBuf::from("."), Path::to_path_buf),
+        )
+    } else {
+        None
+    }
+}

@@ -1,0 +1,88 @@
+//! The rule documentation: `docs/rules.md` (generated from the registry; a test keeps the
+//! committed file in step) and the text of `ozcheck rules ID`.
+
+use std::fmt::Write as _;
+
+use crate::Input;
+use crate::rules::{RULES, Rule};
+
+/// The files of a rule's Example or Use-instead text: each starts at a `# file: PATH` line.
+pub fn example_files(text: &str) -> Vec<Input> {
+    let mut files: Vec<Input> = Vec::new();
+    for line in text.split_inclusive('\n') {
+        if let Some(path) = line.strip_prefix("# file: ") {
+            files.push(Input::from_text(path.trim(), String::new(), true));
+        } else if let Some(file) = files.last_mut() {
+            file.text.push_str(line);
+        }
+    }
+    files
+}
+
+fn yaml_block(out: &mut String, text: &str) {
+    for file in example_files(text) {
+        let _ = writeln!(out, "```yaml\n# {}\n{}```\n", file.path, file.text);
+    }
+}
+
+/// One rule's documentation in Markdown (a `##` heading and its sections).
+pub fn rule_markdown(rule: &Rule) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "## `{}`\n", rule.id);
+    let _ = writeln!(
+        out,
+        "{} (default: {}).\n",
+        rule.summary,
+        rule.severity.as_str()
+    );
+    let _ = writeln!(out, "### What it does\n\n{}\n", rule.what);
+    let _ = writeln!(out, "### Why is this bad?\n\n{}\n", rule.why);
+    out.push_str("### Example\n\n");
+    yaml_block(&mut out, rule.example);
+    out.push_str("### Use instead\n\n");
+    yaml_block(&mut out, rule.use_instead);
+    if !rule.assumptions.is_empty() {
+        let _ = writeln!(out, "### Assumptions\n\n{}\n", rule.assumptions);
+    }
+    out
+}
+
+/// The whole of `docs/rules.md`.
+pub fn rules_markdown() -> String {
+    let mut out = String::from(
+        "# Lint rules\n\n<!-- Generated from lint/src/rules/*.rs by `OZCHECK_BLESS=1 cargo test -p ozcheck-lint --test docs`; do not edit. -->\n\n\
+Each rule has a stable kebab-case id, used in output, in `ozcheck.toml` (`[rules] ID = \"error\" | \"warning\" | \"off\"`) \
+and in inline suppressions (`# ozcheck: ignore[ID]` on the line or the line above).\n\n\
+| id | default | summary |\n|---|---|---|\n",
+    );
+    for rule in RULES {
+        let _ = writeln!(
+            out,
+            "| [`{0}`](#{0}) | {1} | {2} |",
+            rule.id,
+            rule.severity.as_str(),
+            rule.summary
+        );
+    }
+    out.push('\n');
+    for rule in RULES {
+        out.push_str(&rule_markdown(rule));
+    }
+    out
+}
+
+/// The catalogue for `ozcheck rules`: one line per rule.
+pub fn catalogue() -> String {
+    let width = RULES.iter().map(|r| r.id.len()).max().unwrap_or(0);
+    let mut out = String::new();
+    for rule in RULES {
+        let _ = writeln!(
+            out,
+            "{:width$}  {:7}  {}",
+            rule.id,
+            rule.severity.as_str(),
+            rule.summary
+        );
+    }
+    out
+}

@@ -1,0 +1,358 @@
+//! Turns reports into text in each output format. Nothing here prints; the command line writes
+//! the returned strings.
+//!
+//! `full` is miette's graphical report with a snippet; `concise` one line per finding;
+//! `json` the contract of DESIGN.md; `sarif` SARIF 2.1.0 with rule metadata; `github` workflow
+//! commands with GitHub's escaping.
+
+use std::fmt;
+use std::fmt::Write as _;
+
+use miette::{
+    GraphicalReportHandler, GraphicalTheme, LabeledSpan, MietteError, MietteSpanContents,
+    SourceCode, SourceSpan, SpanContents,
+};
+use serde_json::{Value as Json, json};
+
+use crate::finding::{Finding, Severity};
+use crate::rules::RULES;
+use crate::{FileReport, Position};
+
+/// The output formats.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    /// miette, with a source snippet.
+    Full,
+    /// `file:line:col: severity[rule] message`.
+    Concise,
+    /// The JSON contract.
+    Json,
+    /// SARIF 2.1.0.
+    Sarif,
+    /// GitHub Actions workflow commands.
+    Github,
+}
+
+impl Format {
+    /// Parses a format name.
+    pub fn from_name(name: &str) -> Option<Format> {
+        Some(match name {
+            "full" => Format::Full,
+            "concise" => Format::Concise,
+            "json" => Format::Json,
+            "sarif" => Format::Sarif,
+            "github" => Format::Github,
+            _ => return None,
+        })
+    }
+}
+
+/// Renders reports in a format. `color` applies to `full` only.
+pub fn render(reports: &[FileReport], format: Format, color: bool) -> String {
+    match format {
+        Format::Full => full(reports, color),
+        Format::Concise => concise(reports),
+        Format::Json => json(reports),
+        Format::Sarif => sarif(reports),
+        Format::Github => github(reports),
+    }
+}
+
+fn each(reports: &[FileReport]) -> impl Iterator<Item = (&FileReport, &Finding, Position)> {
+    reports
+        .iter()
+        .flat_map(|r| r.findings.iter().map(move |f| (r, f, r.position(f))))
+}
+
+/// A file's text under its path, for miette (its `NamedSource` wants owned, `'static` text).
+struct FileSource<'a> {
+    name: &'a str,
+    text: &'a str,
+}
+
+impl SourceCode for FileSource<'_> {
+    fn read_span<'b>(
+        &'b self,
+        span: &SourceSpan,
+        context_lines_before: usize,
+        context_lines_after: usize,
+    ) -> Result<Box<dyn SpanContents<'b> + 'b>, MietteError> {
+        let inner = self
+            .text
+            .read_span(span, context_lines_before, context_lines_after)?;
+        Ok(Box::new(MietteSpanContents::new_named(
+            self.name.to_owned(),
+            inner.data(),
+            *inner.span(),
+            inner.line(),
+            inner.column(),
+            inner.line_count(),
+        )))
+    }
+}
+
+/// A finding with its file, for miette.
+struct Report<'a> {
+    finding: &'a Finding,
+    source: FileSource<'a>,
+}
+
+impl fmt::Debug for Report<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.finding.message)
+    }
+}
+
+impl fmt::Display for Report<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.finding.message)
+    }
+}
+
+impl std::error::Error for Report<'_> {}
+
+impl miette::Diagnostic for Report<'_> {
+    fn code<'b>(&'b self) -> Option<Box<dyn fmt::Display + 'b>> {
+        Some(Box::new(self.finding.rule))
+    }
+
+    fn severity(&self) -> Option<miette::Severity> {
+        Some(match self.finding.severity {
+            Severity::Error => miette::Severity::Error,
+            Severity::Warning => miette::Severity::Warning,
+        })
+    }
+
+    fn help<'b>(&'b self) -> Option<Box<dyn fmt::Display + 'b>> {
+        self.finding
+            .help
+            .as_deref()
+            .map(|h| Box::new(h) as Box<dyn fmt::Display>)
+    }
+
+    fn source_code(&self) -> Option<&dyn miette::SourceCode> {
+        Some(&self.source)
+    }
+
+    fn labels(&self) -> Option<Box<dyn Iterator<Item = LabeledSpan> + '_>> {
+        let label = (!self.finding.label.is_empty()).then(|| self.finding.label.clone());
+        let span = &self.finding.span;
+        Some(Box::new(std::iter::once(LabeledSpan::new(
+            label,
+            span.start,
+            span.end - span.start,
+        ))))
+    }
+}
+
+/// miette's graphical report for every finding, then a summary line.
+pub fn full(reports: &[FileReport], color: bool) -> String {
+    let theme = if color {
+        GraphicalTheme::unicode()
+    } else {
+        GraphicalTheme::unicode_nocolor()
+    };
+    let handler = GraphicalReportHandler::new_themed(theme)
+        .with_width(100)
+        .with_links(false);
+    let mut out = String::new();
+    for report in reports {
+        for finding in &report.findings {
+            let diagnostic = Report {
+                finding,
+                source: FileSource {
+                    name: &report.source.path,
+                    text: &report.source.text,
+                },
+            };
+            if handler.render_report(&mut out, &diagnostic).is_err() {
+                let p = report.position(finding);
+                let _ = writeln!(
+                    out,
+                    "{}:{}:{}: {}",
+                    report.source.path, p.line, p.column, finding.message
+                );
+            }
+            out.push('\n');
+        }
+    }
+    out.push_str(&summary(reports));
+    out
+}
+
+/// `N errors, M warnings in K files`.
+pub fn summary(reports: &[FileReport]) -> String {
+    let count = |s| {
+        reports
+            .iter()
+            .flat_map(|r| &r.findings)
+            .filter(|f| f.severity == s)
+            .count()
+    };
+    let plural = |n: usize, word: &str| format!("{n} {word}{}", if n == 1 { "" } else { "s" });
+    format!(
+        "{}, {} in {}\n",
+        plural(count(Severity::Error), "error"),
+        plural(count(Severity::Warning), "warning"),
+        plural(reports.len(), "file")
+    )
+}
+
+/// One line per finding.
+pub fn concise(reports: &[FileReport]) -> String {
+    let mut out = String::new();
+    for (report, f, p) in each(reports) {
+        let _ = writeln!(
+            out,
+            "{}:{}:{}: {}[{}] {}",
+            report.source.path,
+            p.line,
+            p.column,
+            f.severity.as_str(),
+            f.rule,
+            f.message
+        );
+    }
+    out
+}
+
+/// The JSON contract of DESIGN.md.
+pub fn json(reports: &[FileReport]) -> String {
+    let diagnostics: Vec<Json> = each(reports)
+        .map(|(report, f, p)| {
+            json!({
+                "code": f.rule,
+                "severity": f.severity.as_str(),
+                "message": f.message,
+                "file": report.source.path,
+                "line": p.line,
+                "column": p.column,
+                "end_line": p.end_line,
+                "end_column": p.end_column,
+            })
+        })
+        .collect();
+    let mut text =
+        serde_json::to_string_pretty(&json!({ "diagnostics": diagnostics })).unwrap_or_default();
+    text.push('\n');
+    text
+}
+
+fn pascal(id: &str) -> String {
+    id.split('-')
+        .map(|w| {
+            let mut c = w.chars();
+            c.next()
+                .map(|f| f.to_ascii_uppercase().to_string() + c.as_str())
+                .unwrap_or_default()
+        })
+        .collect()
+}
+
+fn level(severity: Severity) -> &'static str {
+    match severity {
+        Severity::Error => "error",
+        Severity::Warning => "warning",
+    }
+}
+
+/// SARIF 2.1.0: one run, the whole rule catalogue as `tool.driver.rules`.
+pub fn sarif(reports: &[FileReport]) -> String {
+    let rules: Vec<Json> = RULES
+        .iter()
+        .map(|r| {
+            json!({
+                "id": r.id,
+                "name": pascal(r.id),
+                "shortDescription": { "text": r.summary },
+                "fullDescription": { "text": r.what },
+                "help": { "text": format!("{}\n\nWhy: {}", r.what, r.why), "markdown": crate::docs::rule_markdown(r) },
+                "defaultConfiguration": { "level": level(r.severity) },
+            })
+        })
+        .collect();
+    let results: Vec<Json> = each(reports)
+        .map(|(report, f, p)| {
+            let index = RULES.iter().position(|r| r.id == f.rule).unwrap_or(0);
+            let mut text = f.message.clone();
+            if let Some(help) = &f.help {
+                let _ = write!(text, " ({help})");
+            }
+            json!({
+                "ruleId": f.rule,
+                "ruleIndex": index,
+                "level": level(f.severity),
+                "message": { "text": text },
+                "locations": [{
+                    "physicalLocation": {
+                        "artifactLocation": { "uri": report.source.path, "uriBaseId": "%SRCROOT%" },
+                        "region": {
+                            "startLine": p.line,
+                            "startColumn": p.column,
+                            "endLine": p.end_line,
+                            "endColumn": p.end_column,
+                        },
+                    },
+                }],
+            })
+        })
+        .collect();
+    let log = json!({
+        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "version": "2.1.0",
+        "runs": [{
+            "tool": { "driver": {
+                "name": "ozcheck",
+                "version": env!("CARGO_PKG_VERSION"),
+                "informationUri": "https://example.invalid/ozcheck",
+                "rules": rules,
+            }},
+            "columnKind": "unicodeCodePoints",
+            "results": results,
+        }],
+    });
+    let mut text = serde_json::to_string_pretty(&log).unwrap_or_default();
+    text.push('\n');
+    text
+}
+
+/// Escapes a workflow command's message.
+fn escape_data(text: &str) -> String {
+    text.replace('%', "%25")
+        .replace('\r', "%0D")
+        .replace('\n', "%0A")
+}
+
+/// Escapes a workflow command's property value.
+fn escape_property(text: &str) -> String {
+    escape_data(text).replace(':', "%3A").replace(',', "%2C")
+}
+
+/// GitHub Actions workflow commands (`::error file=…,line=…::message`). Columns are given only
+/// for single-line ranges, which is all the runner honours.
+pub fn github(reports: &[FileReport]) -> String {
+    let mut out = String::new();
+    for (report, f, p) in each(reports) {
+        let mut props = format!(
+            "file={},line={},endLine={}",
+            escape_property(&report.source.path),
+            p.line,
+            p.end_line
+        );
+        if p.line == p.end_line {
+            let _ = write!(props, ",col={},endColumn={}", p.column, p.end_column);
+        }
+        let _ = write!(props, ",title={}", escape_property(f.rule));
+        let mut message = f.message.clone();
+        if let Some(help) = &f.help {
+            let _ = write!(message, "\nhelp: {help}");
+        }
+        let _ = writeln!(
+            out,
+            "::{} {props}::{}",
+            level(f.severity),
+            escape_data(&message)
+        );
+    }
+    out
+}

@@ -1,0 +1,33 @@
+//! `invalid-since`: a wait's `since` other than `job` or `now`.
+
+use ozcheck_analyzer::wait_args::Since;
+
+use super::{Context, Rule, event_specs};
+use crate::finding::{Finding, Severity};
+
+/// `since` must be `job` or `now`.
+pub const RULE: Rule = Rule {
+    id: "invalid-since",
+    severity: Severity::Error,
+    summary: "A wait's `since` is neither `job` nor `now`",
+    what: "Reports a `since` value other than `job` (events since the job started count, the default) or `now`.",
+    why: "The runtime refuses any other value (E1) and the wait fails when it starts.",
+    example: "# file: flows/watch.yaml\nname: watch\nsteps:\n  - id: ci\n    wait_for_event:\n      source: github-events\n      since: start\n",
+    use_instead: "# file: flows/watch.yaml\nname: watch\nsteps:\n  - id: ci\n    wait_for_event:\n      source: github-events\n      since: now\n",
+    assumptions: "",
+    check,
+};
+
+fn check(cx: &Context<'_>, out: &mut Vec<Finding>) {
+    for spec in event_specs(cx.model) {
+        let Some(node) = spec.since else { continue };
+        let Some(text) = node.text() else { continue };
+        if let Err(error) = Since::parse(text) {
+            out.push(
+                Finding::new(RULE.id, node.span.clone(), error.to_string())
+                    .label("since")
+                    .help(error.help()),
+            );
+        }
+    }
+}

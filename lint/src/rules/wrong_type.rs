@@ -1,0 +1,44 @@
+//! `wrong-type`: a known key with a value of the wrong shape or an unknown word.
+
+use super::{Context, Rule};
+use crate::finding::{Finding, Severity};
+use crate::schema::Problem;
+
+/// A value of the wrong type.
+pub const RULE: Rule = Rule {
+    id: "wrong-type",
+    severity: Severity::Error,
+    summary: "A known key has a value of the wrong type",
+    what: "Reports values whose shape does not match the schema: a string where a list is \
+expected, a mapping where a string is expected, a word outside a key's allowed set (such as \
+`runtime` or `since`), a non-positive `max_fires_per_hour`.",
+    why: "The platform refuses the file when it loads it, or worse, reads it differently from what you meant.",
+    example: "# file: flows/watch.yaml\nname: watch\nsteps:\n  - id: ci\n    wait_for_event:\n      source: github-events\n      types: check_suite\n",
+    use_instead: "# file: flows/watch.yaml\nname: watch\nsteps:\n  - id: ci\n    wait_for_event:\n      source: github-events\n      types: [check_suite]\n",
+    assumptions: "String keys accept numbers and booleans too (a `filter: true` is the CEL \
+expression `true`); `max_fires_per_hour` must be a whole number above zero.",
+    check,
+};
+
+fn check(cx: &Context<'_>, out: &mut Vec<Finding>) {
+    for problem in cx.schema {
+        let Problem::WrongType {
+            span,
+            path,
+            expected,
+            found,
+            help,
+        } = problem
+        else {
+            continue;
+        };
+        let mut finding = Finding::new(
+            RULE.id,
+            span.clone(),
+            format!("`{path}` must be {expected}, not {found}"),
+        )
+        .label(format!("expected {expected}"));
+        finding.help.clone_from(help);
+        out.push(finding);
+    }
+}

@@ -1,0 +1,507 @@
+//! The shapes of agent, flow and routine files (PLUGIN-SCHEMA.md) as data: one table that the
+//! schema rules (`unknown-key`, `wrong-type`, `missing-key`) check files against and that
+//! `ozcheck schema` turns into JSON Schema, so the two cannot drift.
+
+use std::ops::Range;
+
+use serde_json::{Map, Value as Json, json};
+
+use crate::model::FileKind;
+use crate::yaml::{Node, ScalarKind, Value};
+
+/// What a key's value must be.
+#[derive(Debug)]
+pub enum Shape {
+    /// Any scalar but null (numbers and booleans read as text: `filter: true` is CEL).
+    Str,
+    /// A whole number greater than zero.
+    PositiveInt,
+    /// One of these words.
+    Enum(&'static [&'static str]),
+    /// A list of non-null scalars.
+    StrList,
+    /// A mapping with these keys.
+    Map(&'static [Field]),
+    /// A list of mappings with these keys.
+    List(&'static [Field]),
+}
+
+/// One key of a mapping.
+#[derive(Debug)]
+pub struct Field {
+    /// The key.
+    pub name: &'static str,
+    /// Its value's shape.
+    pub shape: Shape,
+    /// Whether it must be present.
+    pub required: bool,
+    /// One line for editors and `ozcheck schema`.
+    pub doc: &'static str,
+}
+
+const fn f(name: &'static str, shape: Shape, doc: &'static str) -> Field {
+    Field {
+        name,
+        shape,
+        required: false,
+        doc,
+    }
+}
+
+const fn req(name: &'static str, shape: Shape, doc: &'static str) -> Field {
+    Field {
+        name,
+        shape,
+        required: true,
+        doc,
+    }
+}
+
+/// The runtimes an agent may name.
+pub const RUNTIMES: &[&str] = &["pydantic-ai", "openai-agents", "acp", "jsonl", "remote"];
+
+const MODEL: &[Field] = &[f("primary", Shape::Str, "The model, as provider/model.")];
+const AGENT_LIMITS: &[Field] = &[f(
+    "timeout",
+    Shape::Str,
+    "The agent's own timeout: a whole number and one unit (ms, s, m, h, d).",
+)];
+const REMOTE: &[Field] = &[f("url", Shape::Str, "Where the remote agent runs.")];
+
+/// The keys of an agent file.
+pub const AGENT: &[Field] = &[
+    req("name", Shape::Str, "The agent's name (its file stem)."),
+    req("runtime", Shape::Enum(RUNTIMES), "Where the agent runs."),
+    f("model", Shape::Map(MODEL), "The model the agent uses."),
+    f(
+        "instructions",
+        Shape::Str,
+        "A prompt file, relative to the plugin folder.",
+    ),
+    f(
+        "tools",
+        Shape::StrList,
+        "Tools the agent may call, such as oz.wait_for_event.",
+    ),
+    f(
+        "delegates",
+        Shape::StrList,
+        "Agents of this plugin it may hand work to.",
+    ),
+    f("limits", Shape::Map(AGENT_LIMITS), "The agent's limits."),
+    f("remote", Shape::Map(REMOTE), "For runtime: remote only."),
+];
+
+const FLOW_EVENT: &[Field] = &[
+    req(
+        "source",
+        Shape::Str,
+        "The event source, such as github-events.",
+    ),
+    f(
+        "types",
+        Shape::StrList,
+        "Event types; any type when left out.",
+    ),
+    f("filter", Shape::Str, "CEL over event that must be true."),
+];
+const FLOW_TRIGGER: &[Field] = &[f(
+    "event",
+    Shape::Map(FLOW_EVENT),
+    "Start the flow on an event.",
+)];
+const WAIT: &[Field] = &[
+    req(
+        "source",
+        Shape::Str,
+        "The event source, such as github-events.",
+    ),
+    f(
+        "types",
+        Shape::StrList,
+        "Event types; any type when left out.",
+    ),
+    f(
+        "subject",
+        Shape::Str,
+        "What the event is about; may hold ${{ }}.",
+    ),
+    f(
+        "filter",
+        Shape::Str,
+        "CEL over event alone that must be true.",
+    ),
+    f(
+        "timeout",
+        Shape::Str,
+        "A whole number and one unit, at most 7d; default 1h.",
+    ),
+    // `since` is a string here; `invalid-since` checks its word with the runtime's own grammar.
+    f("since", Shape::Str, "job (the default) or now."),
+];
+const APPROVAL: &[Field] = &[f(
+    "details",
+    Shape::Str,
+    "Text shown to the approver; may hold ${{ }}.",
+)];
+const STEP: &[Field] = &[
+    req("id", Shape::Str, "The step's id, unique in the flow."),
+    f(
+        "when",
+        Shape::Str,
+        "CEL over trigger and earlier steps; the step runs when true.",
+    ),
+    f("wait_for_event", Shape::Map(WAIT), "Wait for an event."),
+    f("approval", Shape::Map(APPROVAL), "Ask a person."),
+];
+
+/// The keys of a flow file.
+pub const FLOW: &[Field] = &[
+    req("name", Shape::Str, "The flow's name (its file stem)."),
+    f("trigger", Shape::Map(FLOW_TRIGGER), "What starts the flow."),
+    f("steps", Shape::List(STEP), "The steps, in order."),
+];
+
+const ROUTINE_EVENT: &[Field] = &[
+    req(
+        "source",
+        Shape::Str,
+        "The event source, such as github-events.",
+    ),
+    f(
+        "types",
+        Shape::StrList,
+        "Event types; any type when left out.",
+    ),
+    f("filter", Shape::Str, "CEL over event that must be true."),
+    f(
+        "sender",
+        Shape::Str,
+        "CEL over event giving the sender's name.",
+    ),
+    f(
+        "allow_senders",
+        Shape::StrList,
+        "Senders that may fire the routine; needs sender.",
+    ),
+];
+const TRIGGER: &[Field] = &[
+    req(
+        "name",
+        Shape::Str,
+        "The trigger's name, unique in the routine, without dots.",
+    ),
+    f("event", Shape::Map(ROUTINE_EVENT), "Fire on an event."),
+];
+const HTTP: &[Field] = &[
+    f("url", Shape::Str, "Where the output is sent."),
+    f(
+        "secret",
+        Shape::Str,
+        "The name of the secret that signs it.",
+    ),
+];
+const OUTPUT: &[Field] = &[
+    req(
+        "name",
+        Shape::Str,
+        "The output's name, unique in the routine.",
+    ),
+    f("description", Shape::Str, "What the output does."),
+    f("http", Shape::Map(HTTP), "Send the output over HTTP."),
+    f(
+        "apply",
+        Shape::Enum(&["now"]),
+        "now: applied when the agent calls it.",
+    ),
+];
+const ROUTINE_LIMITS: &[Field] = &[f(
+    "max_fires_per_hour",
+    Shape::PositiveInt,
+    "Most fires per hour, event fires included.",
+)];
+
+/// The keys of a routine file.
+pub const ROUTINE: &[Field] = &[
+    req("name", Shape::Str, "The routine's name."),
+    req(
+        "agent",
+        Shape::Str,
+        "The agent of this plugin that a fire runs.",
+    ),
+    f("input", Shape::Str, "The prompt a fire starts with."),
+    f("owner_team", Shape::Str, "The team that owns the routine."),
+    f("tools", Shape::StrList, "The tools a fire may call."),
+    f("triggers", Shape::List(TRIGGER), "What fires the routine."),
+    f("outputs", Shape::List(OUTPUT), "Safe outputs."),
+    f(
+        "limits",
+        Shape::Map(ROUTINE_LIMITS),
+        "The routine's limits.",
+    ),
+];
+
+/// The top-level keys of a file kind.
+pub fn fields(kind: FileKind) -> &'static [Field] {
+    match kind {
+        FileKind::Agent => AGENT,
+        FileKind::Flow => FLOW,
+        FileKind::Routine => ROUTINE,
+    }
+}
+
+/// What the schema check found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Problem {
+    /// A key the schema does not know, with the closest known key.
+    UnknownKey {
+        /// The key's span.
+        span: Range<usize>,
+        /// The key.
+        key: String,
+        /// Where it was (`steps[].wait_for_event`).
+        path: String,
+        /// The closest known key, if close.
+        suggestion: Option<&'static str>,
+        /// The known keys.
+        expected: Vec<&'static str>,
+    },
+    /// A value of the wrong shape.
+    WrongType {
+        /// The value's span.
+        span: Range<usize>,
+        /// The key path.
+        path: String,
+        /// What was expected.
+        expected: String,
+        /// What was found.
+        found: String,
+        /// How to fix it.
+        help: Option<String>,
+    },
+    /// A required key is missing.
+    MissingKey {
+        /// The mapping's span (its first line is where the key should go).
+        span: Range<usize>,
+        /// The key path of the mapping.
+        path: String,
+        /// The missing key.
+        key: &'static str,
+    },
+}
+
+/// Checks a file's root against its kind's table.
+pub fn check(root: &Node, kind: FileKind) -> Vec<Problem> {
+    let mut problems = Vec::new();
+    check_map(root, fields(kind), "", &mut problems);
+    problems
+}
+
+fn join(path: &str, key: &str) -> String {
+    if path.is_empty() {
+        key.to_owned()
+    } else {
+        format!("{path}.{key}")
+    }
+}
+
+fn check_map(node: &Node, fields: &'static [Field], path: &str, out: &mut Vec<Problem>) {
+    let Some(entries) = node.entries() else {
+        out.push(Problem::WrongType {
+            span: node.span.clone(),
+            path: if path.is_empty() {
+                "the file".to_owned()
+            } else {
+                path.to_owned()
+            },
+            expected: "a mapping".to_owned(),
+            found: node.kind_name().to_owned(),
+            help: None,
+        });
+        return;
+    };
+    for entry in entries {
+        let key = entry.key.text().unwrap_or("");
+        match fields.iter().find(|f| f.name == key) {
+            Some(field) => check_value(&entry.value, &field.shape, &join(path, key), out),
+            None => out.push(Problem::UnknownKey {
+                span: entry.key.span.clone(),
+                key: key.to_owned(),
+                path: path.to_owned(),
+                suggestion: closest(key, fields.iter().map(|f| f.name)),
+                expected: fields.iter().map(|f| f.name).collect(),
+            }),
+        }
+    }
+    for field in fields.iter().filter(|f| f.required) {
+        if node.entry(field.name).is_none() {
+            out.push(Problem::MissingKey {
+                span: node.span.clone(),
+                path: path.to_owned(),
+                key: field.name,
+            });
+        }
+    }
+}
+
+fn check_value(node: &Node, shape: &Shape, path: &str, out: &mut Vec<Problem>) {
+    let wrong = |expected: &str, help: Option<String>| Problem::WrongType {
+        span: node.span.clone(),
+        path: path.to_owned(),
+        expected: expected.to_owned(),
+        found: node.kind_name().to_owned(),
+        help,
+    };
+    match shape {
+        Shape::Str => {
+            if node.scalar().is_none() || node.is_null() {
+                out.push(wrong("a string", None));
+            }
+        }
+        Shape::PositiveInt => {
+            let ok = node.scalar_kind() == Some(ScalarKind::Int)
+                && node
+                    .text()
+                    .and_then(|t| t.parse::<u64>().ok())
+                    .is_some_and(|n| n > 0);
+            if !ok {
+                let mut problem = wrong("a whole number greater than zero", None);
+                if let (Problem::WrongType { found, .. }, Some(text)) = (&mut problem, node.text())
+                    && node.scalar().is_some()
+                    && !node.is_null()
+                {
+                    *found = format!("`{text}`");
+                }
+                out.push(problem);
+            }
+        }
+        Shape::Enum(words) => match node.text() {
+            Some(t) if node.scalar().is_some() && words.contains(&t) => {}
+            Some(t) if node.scalar().is_some() && !node.is_null() => out.push(Problem::WrongType {
+                span: node.span.clone(),
+                path: path.to_owned(),
+                expected: format!("one of {}", words.join(", ")),
+                found: format!("`{t}`"),
+                help: closest(t, words.iter().copied()).map(|s| format!("did you mean `{s}`?")),
+            }),
+            _ => out.push(wrong(&format!("one of {}", words.join(", ")), None)),
+        },
+        Shape::StrList => match &node.value {
+            Value::Seq(items) => {
+                for item in items {
+                    if item.scalar().is_none() || item.is_null() {
+                        out.push(Problem::WrongType {
+                            span: item.span.clone(),
+                            path: format!("{path}[]"),
+                            expected: "a string".to_owned(),
+                            found: item.kind_name().to_owned(),
+                            help: None,
+                        });
+                    }
+                }
+            }
+            Value::Scalar(s) if !node.is_null() => {
+                out.push(wrong(
+                    "a list of strings",
+                    Some(format!("write [{}]", s.text)),
+                ));
+            }
+            _ => out.push(wrong("a list of strings", None)),
+        },
+        Shape::Map(fields) => check_map(node, fields, path, out),
+        Shape::List(fields) => match node.items() {
+            Some(items) => {
+                let item_path = format!("{path}[]");
+                for item in items {
+                    check_map(item, fields, &item_path, out);
+                }
+            }
+            None => out.push(wrong("a list", None)),
+        },
+    }
+}
+
+/// The candidate closest to `word` by edit distance, if it is close enough to be a typo.
+pub fn closest<'a>(word: &str, candidates: impl Iterator<Item = &'a str>) -> Option<&'a str> {
+    let limit = (word.chars().count().div_ceil(3)).clamp(1, 3);
+    candidates
+        .map(|c| (edit_distance(word, c), c))
+        .filter(|&(d, _)| d <= limit)
+        .min_by_key(|&(d, _)| d)
+        .map(|(_, c)| c)
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().collect();
+    let b: Vec<char> = b.chars().collect();
+    // Keys longer than this are no typo of a schema key; skip the quadratic work.
+    if a.len() > 64 || b.len() > 64 {
+        return usize::MAX;
+    }
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.iter().enumerate() {
+        let mut cur = vec![i + 1; b.len() + 1];
+        for (j, cb) in b.iter().enumerate() {
+            let cost = usize::from(ca != cb);
+            cur[j + 1] = (prev[j] + cost).min(prev[j + 1] + 1).min(cur[j] + 1);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+/// The JSON Schema (draft-07) of a file kind, for yaml-language-server and other editors.
+pub fn json_schema(kind: FileKind) -> Json {
+    let mut schema = object_schema(fields(kind));
+    if let Json::Object(map) = &mut schema {
+        map.insert(
+            "$schema".to_owned(),
+            json!("http://json-schema.org/draft-07/schema#"),
+        );
+        map.insert(
+            "title".to_owned(),
+            json!(format!("ozcheck {} file", kind.name())),
+        );
+    }
+    schema
+}
+
+fn object_schema(fields: &'static [Field]) -> Json {
+    let mut properties = Map::new();
+    for field in fields {
+        let mut prop = shape_schema(&field.shape);
+        if let Json::Object(map) = &mut prop {
+            map.insert("description".to_owned(), json!(field.doc));
+        }
+        properties.insert(field.name.to_owned(), prop);
+    }
+    let required: Vec<&str> = fields
+        .iter()
+        .filter(|f| f.required)
+        .map(|f| f.name)
+        .collect();
+    let mut schema = json!({
+        "type": "object",
+        "properties": properties,
+        // Unknown keys are warnings in the lint (the platform may know more keys), so the
+        // schema allows them too rather than marking a file red that the lint accepts.
+        "additionalProperties": true,
+    });
+    if !required.is_empty() {
+        schema["required"] = json!(required);
+    }
+    schema
+}
+
+fn shape_schema(shape: &Shape) -> Json {
+    match shape {
+        Shape::Str => json!({"type": ["string", "number", "boolean"]}),
+        Shape::PositiveInt => json!({"type": "integer", "minimum": 1}),
+        Shape::Enum(words) => json!({"type": "string", "enum": words}),
+        Shape::StrList => {
+            json!({"type": "array", "items": {"type": ["string", "number", "boolean"]}})
+        }
+        Shape::Map(fields) => object_schema(fields),
+        Shape::List(fields) => json!({"type": "array", "items": object_schema(fields)}),
+    }
+}

@@ -1,0 +1,185 @@
+//! What the runtime is configured with: event sources (kind, secret, bounds, mapping), and the
+//! routines and flows whose triggers fire on events. In a platform these come from installed
+//! plugins; here from a scenario's `setup` or the `serve` command's configuration file.
+
+use ozcheck_analyzer::EventBounds;
+use serde::Deserialize;
+use serde_json::Value;
+
+/// Everything the runtime is configured with.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    /// The virtual start time of a scenario (RFC 3339); ignored by the runtime itself.
+    #[serde(default)]
+    pub clock: Option<String>,
+    /// Event sources.
+    #[serde(default)]
+    pub sources: Vec<SourceConfig>,
+    /// Routines with event triggers.
+    #[serde(default)]
+    pub routines: Vec<Routine>,
+    /// Flows with event triggers.
+    #[serde(default)]
+    pub flows: Vec<Flow>,
+}
+
+impl Config {
+    /// A source by name.
+    pub fn source(&self, name: &str) -> Option<&SourceConfig> {
+        self.sources.iter().find(|s| s.name == name)
+    }
+}
+
+/// How a source's deliveries become events.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SourceKind {
+    /// GitHub webhooks: `X-GitHub-Event`, `X-GitHub-Delivery`, `X-Hub-Signature-256`.
+    Github,
+    /// Any JSON body, mapped by JSON pointers.
+    Json,
+}
+
+/// One event source.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SourceConfig {
+    /// Its name, as waits and triggers refer to it.
+    pub name: String,
+    /// How deliveries are read.
+    pub kind: SourceKind,
+    /// The HMAC-SHA256 secret; without one, deliveries are not signed (and not verified).
+    #[serde(default)]
+    pub secret: Option<String>,
+    /// The plugin that declares it (for audit records); default the source's name.
+    #[serde(default)]
+    pub plugin: Option<String>,
+    /// The largest event it may give.
+    #[serde(default)]
+    pub bounds: EventBounds,
+    /// The cost limit of one filter evaluation on this source's events, when it must differ
+    /// from the static limit (a test hook: it makes the meter's stop reachable).
+    #[serde(default)]
+    pub eval_cost_limit: Option<u64>,
+    /// For `json` sources: where each event field is in the body.
+    #[serde(default)]
+    pub mapping: JsonMapping,
+}
+
+/// JSON pointers (RFC 6901) into a delivery's body, one per event field.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct JsonMapping {
+    /// The event id (string or number), required.
+    pub id: String,
+    /// The event type, required.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// The action.
+    pub action: String,
+    /// The subject.
+    pub subject: String,
+    /// The text.
+    pub text: String,
+    /// The attributes (an object).
+    pub attributes: String,
+}
+
+impl Default for JsonMapping {
+    fn default() -> Self {
+        Self {
+            id: "/id".into(),
+            kind: "/type".into(),
+            action: "/action".into(),
+            subject: "/subject".into(),
+            text: "/text".into(),
+            attributes: "/attributes".into(),
+        }
+    }
+}
+
+/// A routine with event triggers.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Routine {
+    /// Its name.
+    pub name: String,
+    /// Its event triggers.
+    #[serde(default)]
+    pub triggers: Vec<RoutineTrigger>,
+    /// Its limits.
+    #[serde(default)]
+    pub limits: Limits,
+}
+
+/// A routine's limits.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Limits {
+    /// Most fires in any hour.
+    #[serde(default)]
+    pub max_fires_per_hour: Option<u32>,
+}
+
+/// One named trigger of a routine.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RoutineTrigger {
+    /// The trigger's name.
+    pub name: String,
+    /// What it fires on.
+    pub event: EventTrigger,
+}
+
+/// An event trigger: which events fire it.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EventTrigger {
+    /// The source.
+    pub source: String,
+    /// The types; absent means any.
+    #[serde(default)]
+    pub types: Option<Vec<String>>,
+    /// A CEL filter over `event`.
+    #[serde(default)]
+    pub filter: Option<String>,
+    /// A CEL expression over `event` giving the sender's name.
+    #[serde(default)]
+    pub sender: Option<String>,
+    /// The senders allowed to fire it (checked through `sender`).
+    #[serde(default)]
+    pub allow_senders: Option<Vec<String>>,
+}
+
+/// A flow with an event trigger.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Flow {
+    /// Its name.
+    pub name: String,
+    /// Its trigger.
+    pub trigger: FlowTrigger,
+    /// Its steps; the reference runtime runs `wait_for_event` steps in order.
+    #[serde(default)]
+    pub steps: Vec<FlowStep>,
+}
+
+/// A flow's trigger.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FlowTrigger {
+    /// The event it fires on.
+    pub event: EventTrigger,
+}
+
+/// One flow step.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FlowStep {
+    /// The step id.
+    pub id: String,
+    /// A `wait_for_event` step's arguments.
+    #[serde(default)]
+    pub wait_for_event: Option<Value>,
+}

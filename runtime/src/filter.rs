@@ -1,0 +1,232 @@
+//! The one place where the runtime uses the analyzer: the static check of a filter when a wait
+//! starts or a trigger is loaded, the evaluation of a filter (or a `sender` expression) on an
+//! event, and the size bounds of a source's events.
+//!
+//! Keeping this wiring in one module means the evaluator can change without touching the edge.
+
+use std::sync::Arc;
+
+use ozcheck_analyzer::check::Env;
+use ozcheck_analyzer::eval::{self, EvalError, Limits, Program};
+use ozcheck_analyzer::{
+    EventBounds, Options, Report, Verdict, check_expression, check_filter, compile,
+};
+use serde_json::Value;
+
+use crate::model::Event;
+
+/// A filter that passed the static check and may run on the edge.
+#[derive(Clone, Debug)]
+pub struct Filter {
+    source: String,
+    program: Arc<Program>,
+    limits: Limits,
+}
+
+/// An event converted once into the evaluator's form, for every filter it meets.
+#[derive(Clone, Debug)]
+pub struct PreparedEvent(eval::Event);
+
+impl PreparedEvent {
+    /// Converts `event` (already within its source's bounds).
+    pub fn new(event: &Event) -> Result<PreparedEvent, String> {
+        let unbounded = EventBounds {
+            text: u64::MAX,
+            attributes: u64::MAX,
+            header_field: u64::MAX,
+        };
+        eval::Event::from_value(&event.to_json(), &unbounded)
+            .map(PreparedEvent)
+            .map_err(|e| e.to_string())
+    }
+}
+
+/// Why an evaluation gave no boolean.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Stopped {
+    /// The meter stopped it (cost limit or deadline): the reason, for a refused wait.
+    Limit(String),
+    /// The expression failed on this event (a missing attribute, a type mismatch): false.
+    Error(String),
+}
+
+impl Filter {
+    /// Checks `source` statically (size, syntax, types, worst-case cost over `bounds`) and
+    /// returns the filter, or the reason it is refused.
+    pub fn compile(source: &str, bounds: &EventBounds) -> Result<Filter, String> {
+        Self::compile_with_limit(source, bounds, None)
+    }
+
+    /// Like [`Filter::compile`], with the evaluation's cost limit set apart from the static
+    /// limit (a source's `eval_cost_limit`, a test hook that makes a meter stop reachable).
+    pub fn compile_with_limit(
+        source: &str,
+        bounds: &EventBounds,
+        eval_limit: Option<u64>,
+    ) -> Result<Filter, String> {
+        let mut filter = Self::compile_static(source, bounds)?;
+        if let Some(limit) = eval_limit {
+            filter.limits = filter.limits.with_cost(Some(limit));
+        }
+        Ok(filter)
+    }
+
+    fn compile_static(source: &str, bounds: &EventBounds) -> Result<Filter, String> {
+        let options = Options {
+            bounds: *bounds,
+            ..Options::default()
+        };
+        Self::from_report(
+            source,
+            &check_filter(source, &options),
+            &Env::filter(),
+            &options,
+        )
+    }
+
+    /// Checks a trigger's `sender` expression (CEL over `event` giving a string).
+    pub fn compile_sender(source: &str, bounds: &EventBounds) -> Result<Filter, String> {
+        let options = Options {
+            bounds: *bounds,
+            ..Options::default()
+        };
+        let env = Env::sender();
+        Self::from_report(
+            source,
+            &check_expression(source, &env, &options),
+            &env,
+            &options,
+        )
+    }
+
+    fn from_report(
+        source: &str,
+        report: &Report,
+        env: &Env,
+        options: &Options,
+    ) -> Result<Filter, String> {
+        if report.verdict == Verdict::Refused {
+            return Err(first_message(&report.diagnostics));
+        }
+        let checked = compile(source, env, options).map_err(|d| first_message(&d))?;
+        let program = Program::from_checked(&checked).map_err(|d| first_message(&d))?;
+        Ok(Filter {
+            source: source.to_owned(),
+            program: Arc::new(program),
+            limits: Limits::default().with_cost(Some(options.limit)),
+        })
+    }
+
+    /// The filter's text.
+    pub fn source(&self) -> &str {
+        &self.source
+    }
+
+    /// Evaluates the filter on `event` with the metered evaluator.
+    pub fn matches(&self, event: &PreparedEvent) -> Result<bool, Stopped> {
+        match self.evaluate(event)? {
+            Value::Bool(b) => Ok(b),
+            other => Err(Stopped::Error(format!(
+                "the filter gave {other}, not a boolean"
+            ))),
+        }
+    }
+
+    /// Evaluates the expression on `event` and returns its value as JSON (for `sender`).
+    pub fn evaluate(&self, event: &PreparedEvent) -> Result<Value, Stopped> {
+        match self.program.eval_event(&event.0, &self.limits) {
+            Ok(evaluation) => Ok(evaluation.value.to_json()),
+            Err(EvalError::Stopped(stop)) => Err(Stopped::Limit(stop.to_string())),
+            Err(EvalError::Runtime { message, .. }) => Err(Stopped::Error(message)),
+        }
+    }
+}
+
+fn first_message(diagnostics: &[ozcheck_analyzer::Diagnostic]) -> String {
+    diagnostics
+        .iter()
+        .find(|d| d.severity == ozcheck_analyzer::Severity::Error)
+        .or(diagnostics.first())
+        .map_or_else(
+            || "the expression is refused".to_owned(),
+            |d| d.message.clone(),
+        )
+}
+
+/// Checks that `event` is within `bounds`; the static cost analysis is only sound for such
+/// events, so the edge refuses bigger ones at ingestion.
+pub fn check_bounds(event: &Event, bounds: &EventBounds) -> Result<(), String> {
+    eval::Event::from_value(&event.to_json(), bounds)
+        .map(|_| ())
+        .map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn event() -> Event {
+        Event {
+            source: "gh".into(),
+            id: "d1".into(),
+            kind: "push".into(),
+            action: String::new(),
+            subject: "octo/demo".into(),
+            text: "hello".into(),
+            attributes: serde_json::json!({"a": "bc"}),
+        }
+    }
+
+    #[test]
+    fn bounds_refuse_each_oversized_part() {
+        let ok = EventBounds {
+            text: 5,
+            attributes: 10,
+            header_field: 9,
+        };
+        assert_eq!(check_bounds(&event(), &ok), Ok(()));
+        let text = EventBounds { text: 4, ..ok };
+        assert!(
+            check_bounds(&event(), &text)
+                .unwrap_err()
+                .contains("`text`")
+        );
+        let attrs = EventBounds {
+            attributes: 9,
+            ..ok
+        };
+        assert!(
+            check_bounds(&event(), &attrs)
+                .unwrap_err()
+                .contains("`attributes`")
+        );
+        let header = EventBounds {
+            header_field: 8,
+            ..ok
+        };
+        assert!(
+            check_bounds(&event(), &header)
+                .unwrap_err()
+                .contains("`subject`")
+        );
+    }
+
+    #[test]
+    fn an_oversized_filter_is_refused_statically() {
+        let long = format!("event.text == '{}'", "a".repeat(1100));
+        assert!(Filter::compile(&long, &EventBounds::DEFAULT).is_err());
+    }
+
+    #[test]
+    fn filters_evaluate_on_events() {
+        let ev = PreparedEvent::new(&event()).unwrap();
+        let yes = Filter::compile("event.attributes.a == 'bc'", &EventBounds::DEFAULT).unwrap();
+        assert_eq!(yes.matches(&ev), Ok(true));
+        let no = Filter::compile("event.subject.startsWith('x')", &EventBounds::DEFAULT).unwrap();
+        assert_eq!(no.matches(&ev), Ok(false));
+        let missing = Filter::compile("event.attributes.zz == 1", &EventBounds::DEFAULT).unwrap();
+        assert!(matches!(missing.matches(&ev), Err(Stopped::Error(_))));
+        let sender = Filter::compile_sender("event.attributes.a", &EventBounds::DEFAULT).unwrap();
+        assert_eq!(sender.evaluate(&ev), Ok(Value::String("bc".into())));
+    }
+}

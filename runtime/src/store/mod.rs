@@ -1,0 +1,176 @@
+//! Durable state behind one small trait: jobs, waits, retained events, the per-job event ledger,
+//! trigger fires, audit records and switches.
+//!
+//! Every race is decided inside the store by one atomic transition per wait
+//! ([`Store::claim`], [`Store::close`]): the wait must still be `open`, and for a claim the
+//! `(job, event)` ledger row must not exist yet. Whoever changes the row wins; everyone else
+//! learns that they lost. The `SQLite` backend does it in one `BEGIN IMMEDIATE` transaction with
+//! `UPDATE … WHERE state = 'open'`; the in-memory backend under one lock. A `PostgreSQL` backend
+//! runs the same SQL under READ COMMITTED.
+
+mod memory;
+mod sqlite;
+
+use std::future::Future;
+
+pub use memory::MemoryStore;
+pub use sqlite::SqliteStore;
+
+use crate::clock::Timestamp;
+use crate::model::{AuditRecord, Event, Fire, Job, Output, StoredEvent, Wait, WaitState};
+
+/// A store failure (I/O, a corrupt row).
+#[derive(Debug, thiserror::Error)]
+#[error("store: {0}")]
+pub struct StoreError(pub String);
+
+impl From<sqlx::Error> for StoreError {
+    fn from(e: sqlx::Error) -> Self {
+        StoreError(e.to_string())
+    }
+}
+
+impl From<sqlx::migrate::MigrateError> for StoreError {
+    fn from(e: sqlx::migrate::MigrateError) -> Self {
+        StoreError(e.to_string())
+    }
+}
+
+/// The result of a store call.
+pub type StoreResult<T> = Result<T, StoreError>;
+
+/// How an attempt to give an event to a wait ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Claim {
+    /// The wait got the event.
+    Claimed,
+    /// Another wait of the same job already got this event (E14): no wait of the job may.
+    JobHadEvent,
+    /// The wait was no longer open (another router, the timer or a refusal won).
+    NotOpen,
+}
+
+/// How recording a trigger fire ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum FireOutcome {
+    /// A job with this id was started now.
+    Started,
+    /// A fire with this job id exists already (a redelivery): nothing happens.
+    Duplicate,
+    /// The start was refused and recorded as such.
+    Refused(String),
+}
+
+/// A per-hour fire limit to enforce atomically with the fire.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FireLimit {
+    /// Most started fires of the routine within the window.
+    pub max: u32,
+    /// Fires at or after this instant count.
+    pub window_start: Timestamp,
+}
+
+/// The runtime's durable state. Every method is one atomic step.
+pub trait Store: Send + Sync + 'static {
+    /// Records a new job; `false` if a job with this id exists.
+    fn insert_job(&self, job: &Job) -> impl Future<Output = StoreResult<bool>> + Send;
+    /// A job by id.
+    fn job(&self, id: &str) -> impl Future<Output = StoreResult<Option<Job>>> + Send;
+    /// Marks a job as started by outside text (E11).
+    fn mark_outside_started(&self, id: &str) -> impl Future<Output = StoreResult<()>> + Send;
+
+    /// Records a new open wait and returns its registration sequence; `None` if the name is
+    /// taken.
+    fn insert_wait(&self, wait: &Wait) -> impl Future<Output = StoreResult<Option<i64>>> + Send;
+    /// A wait by name.
+    fn wait(&self, name: &str) -> impl Future<Output = StoreResult<Option<Wait>>> + Send;
+    /// A job's waits in registration order.
+    fn waits_of_job(&self, job: &str) -> impl Future<Output = StoreResult<Vec<Wait>>> + Send;
+    /// Every open wait in registration order (to re-arm after a restart).
+    fn open_waits(&self) -> impl Future<Output = StoreResult<Vec<Wait>>> + Send;
+
+    /// Retains an event and returns its arrival sequence; `None` if `(source, id)` is known.
+    fn insert_event(
+        &self,
+        event: &Event,
+        received_at: Timestamp,
+    ) -> impl Future<Output = StoreResult<Option<i64>>> + Send;
+    /// The sequence of the newest event (0 when there is none).
+    fn last_seq(&self) -> impl Future<Output = StoreResult<i64>> + Send;
+    /// Events of `source` with a sequence above `after_seq` received at or after
+    /// `received_since`, oldest first, that `job` has not got yet.
+    fn retained_events(
+        &self,
+        source: &str,
+        after_seq: i64,
+        received_since: Timestamp,
+        job: &str,
+    ) -> impl Future<Output = StoreResult<Vec<StoredEvent>>> + Send;
+    /// A retained event by identity.
+    fn event(
+        &self,
+        source: &str,
+        id: &str,
+    ) -> impl Future<Output = StoreResult<Option<StoredEvent>>> + Send;
+    /// Forgets events received before `before`; returns how many.
+    fn purge_events(&self, before: Timestamp) -> impl Future<Output = StoreResult<u64>> + Send;
+
+    /// Gives `event` to the open wait `wait_seq` of `job`, atomically with the job's ledger.
+    fn claim(
+        &self,
+        wait_seq: i64,
+        job: &str,
+        event: (&str, &str),
+        now: Timestamp,
+    ) -> impl Future<Output = StoreResult<Claim>> + Send;
+    /// Closes an open wait as timed out or refused; `false` if it was no longer open.
+    fn close(
+        &self,
+        wait_seq: i64,
+        state: WaitState,
+        reason: Option<&str>,
+        now: Timestamp,
+    ) -> impl Future<Output = StoreResult<bool>> + Send;
+
+    /// Records a fire once per job id, enforcing `limit` in the same step.
+    fn record_fire(
+        &self,
+        fire: &Fire,
+        limit: Option<FireLimit>,
+    ) -> impl Future<Output = StoreResult<FireOutcome>> + Send;
+    /// Every fire, oldest first.
+    fn fires(&self) -> impl Future<Output = StoreResult<Vec<Fire>>> + Send;
+
+    /// Appends an audit record.
+    fn append_audit(&self, record: &AuditRecord) -> impl Future<Output = StoreResult<()>> + Send;
+    /// Every audit record, oldest first.
+    fn audit(&self) -> impl Future<Output = StoreResult<Vec<AuditRecord>>> + Send;
+    /// Counts one refusal of `kind` for `source` in `minute`; returns the count in that minute
+    /// (including this one) and the count in the minute before.
+    fn count_refusal(
+        &self,
+        source: &str,
+        kind: &str,
+        minute: i64,
+    ) -> impl Future<Output = StoreResult<(u64, u64)>> + Send;
+
+    /// Records a call of a safe output; `apply_now` outputs are applied at once, the others
+    /// when the job ends (E10).
+    fn record_output(
+        &self,
+        job: &str,
+        name: &str,
+        apply_now: bool,
+        now: Timestamp,
+    ) -> impl Future<Output = StoreResult<()>> + Send;
+    /// Ends a job and applies its queued outputs in the same step; `false` if it had ended
+    /// already or does not exist.
+    fn end_job(&self, job: &str, now: Timestamp) -> impl Future<Output = StoreResult<bool>> + Send;
+    /// A job's output calls, oldest first.
+    fn outputs(&self, job: &str) -> impl Future<Output = StoreResult<Vec<Output>>> + Send;
+
+    /// Sets a named switch (a paused routine, the kill switch).
+    fn set_flag(&self, key: &str, on: bool) -> impl Future<Output = StoreResult<()>> + Send;
+    /// Reads a named switch (off when never set).
+    fn flag(&self, key: &str) -> impl Future<Output = StoreResult<bool>> + Send;
+}

@@ -1,0 +1,304 @@
+//! Durability on the `SQLite` store: a runtime is stopped mid-wait (dropped, as in a crash, or
+//! closed gracefully) and a new one is started on the same file; nothing is lost, deadlines that
+//! passed meanwhile fire at once, and nothing is delivered twice. Also the store contract that
+//! both backends share.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use ozcheck_runtime::clock::{ManualClock, Timestamp};
+use ozcheck_runtime::config::Config;
+use ozcheck_runtime::model::{Event, Fire, FireState, WaitState};
+use ozcheck_runtime::store::{FireLimit, FireOutcome, MemoryStore, SqliteStore, Store};
+use ozcheck_runtime::{JobStart, Runtime};
+use serde_json::json;
+
+fn config() -> Arc<Config> {
+    Arc::new(serde_json::from_value(json!({"sources": [{"name": "ci", "kind": "json"}]})).unwrap())
+}
+
+fn event(id: &str) -> Event {
+    Event {
+        source: "ci".into(),
+        id: id.into(),
+        kind: "t".into(),
+        action: String::new(),
+        subject: "s".into(),
+        text: String::new(),
+        attributes: json!({}),
+    }
+}
+
+async fn start(path: &std::path::Path, clock: &ManualClock) -> Arc<Runtime<SqliteStore>> {
+    let store = Arc::new(SqliteStore::open(path).await.unwrap());
+    Runtime::start(store, Arc::new(clock.clone()), config())
+        .await
+        .unwrap()
+}
+
+#[tokio::test]
+async fn crash_mid_wait_loses_nothing_and_delivers_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("w.db");
+    let clock = ManualClock::new(Timestamp(0));
+    let rt = start(&db, &clock).await;
+    rt.start_job(&JobStart {
+        id: "j".into(),
+        ..JobStart::default()
+    })
+    .await
+    .unwrap();
+    rt.wait_for_event("j", "w1", &json!({"source": "ci", "timeout": "1h"}))
+        .await
+        .unwrap();
+    rt.wait_for_event("j", "w2", &json!({"source": "ci", "timeout": "2h"}))
+        .await
+        .unwrap();
+    // A crash: the runtime and its pool go away without any shutdown step.
+    drop(rt);
+
+    let rt = start(&db, &clock).await;
+    assert_eq!(rt.armed(), 2);
+    assert!(rt.ingest(&event("e1")).await.unwrap().is_some());
+    drop(rt);
+
+    let rt = start(&db, &clock).await;
+    assert!(
+        rt.ingest(&event("e1")).await.unwrap().is_none(),
+        "redelivery"
+    );
+    let w1 = rt.store().wait("w1").await.unwrap().unwrap();
+    let w2 = rt.store().wait("w2").await.unwrap().unwrap();
+    assert_eq!(w1.state, WaitState::Matched);
+    assert_eq!(w2.state, WaitState::Open);
+    assert_eq!(rt.armed(), 1);
+}
+
+#[tokio::test]
+async fn deadlines_that_passed_while_down_fire_at_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("w.db");
+    let clock = ManualClock::new(Timestamp(0));
+    let rt = start(&db, &clock).await;
+    rt.start_job(&JobStart {
+        id: "j".into(),
+        ..JobStart::default()
+    })
+    .await
+    .unwrap();
+    rt.wait_for_event("j", "short", &json!({"source": "ci", "timeout": "10m"}))
+        .await
+        .unwrap();
+    rt.wait_for_event("j", "long", &json!({"source": "ci", "timeout": "3h"}))
+        .await
+        .unwrap();
+    rt.store().close().await;
+    drop(rt);
+    clock.advance(Duration::from_secs(3600));
+
+    let rt = start(&db, &clock).await;
+    let short = rt.store().wait("short").await.unwrap().unwrap();
+    assert_eq!(short.state, WaitState::TimedOut);
+    assert_eq!(rt.armed(), 1);
+    assert_eq!(rt.next_deadline(), Some(Timestamp(3 * 3_600_000)));
+}
+
+/// The same contract on both backends.
+async fn store_contract<S: Store>(store: S) {
+    let now = Timestamp(1000);
+    // Sequences increase (gaps are allowed) and are never reused after a purge, so `since: now`
+    // stays right.
+    let a = store.insert_event(&event("a"), now).await.unwrap().unwrap();
+    assert_eq!(store.insert_event(&event("a"), now).await.unwrap(), None);
+    let b = store.insert_event(&event("b"), now).await.unwrap().unwrap();
+    assert!(b > a);
+    assert_eq!(store.last_seq().await.unwrap(), b);
+    assert_eq!(store.purge_events(Timestamp(1001)).await.unwrap(), 2);
+    assert_eq!(store.last_seq().await.unwrap(), b);
+    let c = store.insert_event(&event("c"), now).await.unwrap().unwrap();
+    assert!(c > b);
+
+    let fire = |job: &str, at: i64| Fire {
+        job: job.into(),
+        kind: "routine".into(),
+        name: "r".into(),
+        trigger: "t".into(),
+        state: FireState::Started,
+        reason: None,
+        at: Timestamp(at),
+    };
+    let limit = Some(FireLimit {
+        max: 1,
+        window_start: Timestamp(0),
+    });
+    assert_eq!(
+        store.record_fire(&fire("x", 1), limit).await.unwrap(),
+        FireOutcome::Started
+    );
+    assert_eq!(
+        store.record_fire(&fire("x", 2), limit).await.unwrap(),
+        FireOutcome::Duplicate
+    );
+    assert_eq!(
+        store.record_fire(&fire("y", 3), limit).await.unwrap(),
+        FireOutcome::Refused("max_fires_per_hour".into())
+    );
+    let later = Some(FireLimit {
+        max: 1,
+        window_start: Timestamp(2),
+    });
+    assert_eq!(
+        store.record_fire(&fire("z", 4), later).await.unwrap(),
+        FireOutcome::Started
+    );
+
+    assert_eq!(
+        store.count_refusal("ci", "signature", 7).await.unwrap(),
+        (1, 0)
+    );
+    assert_eq!(
+        store.count_refusal("ci", "signature", 7).await.unwrap(),
+        (2, 0)
+    );
+    assert_eq!(
+        store.count_refusal("ci", "signature", 8).await.unwrap(),
+        (1, 2)
+    );
+    assert_eq!(
+        store.count_refusal("ci", "bounds", 8).await.unwrap(),
+        (1, 0)
+    );
+
+    let job = ozcheck_runtime::model::Job {
+        id: "j".into(),
+        started_at: now,
+        start_seq: 0,
+        deadline: None,
+        runtime: "pydantic-ai".into(),
+        shadow: false,
+        sandboxed: false,
+        outside_started: false,
+    };
+    assert!(store.insert_job(&job).await.unwrap());
+    store
+        .record_output("j", "later", false, Timestamp(5))
+        .await
+        .unwrap();
+    store
+        .record_output("j", "now", true, Timestamp(6))
+        .await
+        .unwrap();
+    let applied = |outputs: Vec<ozcheck_runtime::model::Output>| {
+        outputs
+            .into_iter()
+            .map(|o| o.applied_at)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        applied(store.outputs("j").await.unwrap()),
+        [None, Some(Timestamp(6))]
+    );
+    assert!(store.end_job("j", Timestamp(9)).await.unwrap());
+    assert!(!store.end_job("j", Timestamp(10)).await.unwrap());
+    assert!(!store.end_job("nobody", Timestamp(10)).await.unwrap());
+    assert_eq!(
+        applied(store.outputs("j").await.unwrap()),
+        [Some(Timestamp(9)), Some(Timestamp(6))]
+    );
+
+    assert!(!store.flag("k").await.unwrap());
+    store.set_flag("k", true).await.unwrap();
+    assert!(store.flag("k").await.unwrap());
+    store.set_flag("k", false).await.unwrap();
+    assert!(!store.flag("k").await.unwrap());
+}
+
+#[tokio::test]
+async fn memory_store_contract() {
+    store_contract(MemoryStore::new()).await;
+}
+
+#[tokio::test]
+async fn sqlite_store_contract() {
+    store_contract(SqliteStore::in_memory().await.unwrap()).await;
+}
+
+#[tokio::test]
+async fn a_flow_stopped_between_two_steps_goes_on_at_start() {
+    use ozcheck_runtime::model::{Job, Since, Wait, WaitSpec};
+
+    let config: Config = serde_json::from_value(json!({
+        "sources": [{"name": "ci", "kind": "json"}],
+        "flows": [{"name": "watch", "trigger": {"event": {"source": "ci", "types": ["opened"]}},
+                   "steps": [
+                       {"id": "first", "wait_for_event": {"source": "ci", "types": ["a"]}},
+                       {"id": "second", "wait_for_event": {"source": "ci", "types": ["b"],
+                                                           "subject": "${{ trigger.event.subject }}"}}]}]
+    }))
+    .unwrap();
+    // The state a crash leaves right after the first step's wait timed out.
+    let store = MemoryStore::new();
+    let now = Timestamp(0);
+    let mut trigger = event("o1");
+    trigger.kind = "opened".into();
+    let seq = store.insert_event(&trigger, now).await.unwrap().unwrap();
+    let fire = Fire {
+        job: "event-watch-o1".into(),
+        kind: "flow".into(),
+        name: "watch".into(),
+        trigger: "watch".into(),
+        state: FireState::Started,
+        reason: None,
+        at: now,
+    };
+    store.record_fire(&fire, None).await.unwrap();
+    let job = Job {
+        id: fire.job.clone(),
+        started_at: now,
+        start_seq: seq,
+        deadline: None,
+        runtime: "pydantic-ai".into(),
+        shadow: false,
+        sandboxed: true,
+        outside_started: true,
+    };
+    store.insert_job(&job).await.unwrap();
+    let first = Wait {
+        seq: 0,
+        name: "event-watch-o1/first".into(),
+        job: job.id.clone(),
+        spec: WaitSpec {
+            source: "ci".into(),
+            types: Some(vec!["a".into()]),
+            subject: None,
+            filter: None,
+            timeout: Duration::from_secs(60),
+            since: Since::Job,
+        },
+        after_seq: seq,
+        created_at: now,
+        deadline: Timestamp(60_000),
+        state: WaitState::Open,
+        event: None,
+        reason: None,
+    };
+    let first_seq = store.insert_wait(&first).await.unwrap().unwrap();
+    store
+        .close(first_seq, WaitState::TimedOut, None, Timestamp(60_000))
+        .await
+        .unwrap();
+
+    let clock = ManualClock::new(Timestamp(60_000));
+    let rt = Runtime::start(Arc::new(store), Arc::new(clock), Arc::new(config))
+        .await
+        .unwrap();
+    let second = rt
+        .store()
+        .wait("event-watch-o1/second")
+        .await
+        .unwrap()
+        .expect("the second step was registered at start");
+    assert_eq!(second.state, WaitState::Open);
+    assert_eq!(second.spec.subject.as_deref(), Some("s"));
+    assert_eq!(rt.armed(), 1);
+}

@@ -1,0 +1,93 @@
+//! `ozcheck conformance`: runs wait-conformance scenario files against the reference runtime in
+//! process or against any implementation through its JSON-lines adapter; and the hidden
+//! `ozcheck conformance-adapter`, the reference runtime's own adapter.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Args;
+use ozcheck_runtime::conformance::{RunOptions, collect, run_file, serve_stdio};
+
+/// Arguments of `ozcheck conformance`.
+#[derive(Args)]
+pub struct ConformanceArgs {
+    /// Scenario files or directories (default: corpus/conformance).
+    pub paths: Vec<PathBuf>,
+    /// An adapter command speaking the JSON-lines protocol (split on whitespace).
+    #[arg(long)]
+    pub adapter: Option<String>,
+    /// Insert a crash-restart between every two steps and expect the same outcome.
+    #[arg(long)]
+    pub restart_every_step: bool,
+}
+
+/// Arguments of `ozcheck conformance-adapter` (none).
+#[derive(Args)]
+pub struct AdapterArgs {}
+
+fn tokio_runtime() -> Option<tokio::runtime::Runtime> {
+    match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => Some(rt),
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            None
+        }
+    }
+}
+
+/// Runs the scenarios; exit 0 when all passed, 1 when one failed, 2 on a usage or I/O error.
+pub fn run(args: &ConformanceArgs) -> ExitCode {
+    let paths = if args.paths.is_empty() {
+        vec![PathBuf::from("corpus/conformance")]
+    } else {
+        args.paths.clone()
+    };
+    let files = match collect(&paths) {
+        Ok(files) => files,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let Some(rt) = tokio_runtime() else {
+        return ExitCode::from(2);
+    };
+    let options = RunOptions {
+        adapter: args.adapter.clone(),
+        restart_every_step: args.restart_every_step,
+    };
+    let (mut passed, mut failed) = (0usize, 0usize);
+    for file in &files {
+        let result = rt.block_on(run_file(file, &options));
+        match result.failure {
+            None => passed += 1,
+            Some(message) => {
+                failed += 1;
+                println!("FAIL {} ({}): {message}", result.id, file.display());
+            }
+        }
+    }
+    println!("{passed} passed, {failed} failed");
+    if failed == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
+}
+
+/// Serves the adapter protocol on stdin/stdout.
+pub fn run_adapter(_: &AdapterArgs) -> ExitCode {
+    let Some(rt) = tokio_runtime() else {
+        return ExitCode::from(2);
+    };
+    match rt.block_on(serve_stdio()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
