@@ -60,7 +60,7 @@ pub fn estimate(checked: &Checked, env: &Env, options: &Options) -> Estimate {
         sizes: options.sizes,
         parts: Parts::new(options.bounds, options.sizes),
         scopes: Vec::new(),
-        multipliers: vec![Poly::constant(1.0)],
+        multipliers: vec![(Poly::constant(1.0), 1)],
         nodes: vec![None; ast.len()],
         depth: 0,
     };
@@ -119,7 +119,7 @@ pub(crate) struct Walker<'a> {
     pub(crate) parts: Parts,
     scopes: Vec<(&'a str, Shape)>,
     /// The joint iteration bound of the comprehensions around the current node.
-    multipliers: Vec<Poly>,
+    multipliers: Vec<(Poly, u64)>,
     nodes: Vec<Option<NodeCost>>,
     depth: u32,
 }
@@ -137,10 +137,7 @@ impl Walker<'_> {
         let (val, assumption) = self.visit_kind(id);
         self.depth -= 1;
         let max = self.parts.coarsen(val.max);
-        let multiplier = self
-            .multipliers
-            .last()
-            .map_or(1, |m| units(self.parts.maximize(m)));
+        let multiplier = self.multipliers.last().map_or(1, |(_, n)| *n);
         let max_units = units(self.parts.maximize(&max));
         self.nodes[id as usize] = Some(NodeCost {
             min: val.min.min(max_units),

@@ -8,6 +8,7 @@
 //! bounds a value: a string's length, a list's length and elements, or a JSON part of the event
 //! whose type is only known at evaluation time.
 
+use std::collections::HashMap;
 use std::rc::Rc;
 use std::sync::Arc;
 
@@ -58,6 +59,9 @@ pub(crate) struct Part {
 #[derive(Debug)]
 pub(crate) struct Parts {
     all: Vec<Part>,
+    /// Roots and members by parent and name, so that repeated selections find their part in
+    /// constant time (elements are always fresh and never looked up).
+    named: HashMap<(Option<Var>, String), Var>,
     bounds: EventBounds,
     model: SizeModel,
 }
@@ -66,6 +70,7 @@ impl Parts {
     pub(crate) fn new(bounds: EventBounds, model: SizeModel) -> Self {
         Self {
             all: Vec::new(),
+            named: HashMap::new(),
             bounds,
             model,
         }
@@ -79,21 +84,22 @@ impl Parts {
         self.bounds
     }
 
-    fn find(&self, parent: Option<Var>, kind: &PartKind, name: &str) -> Option<Var> {
-        self.all
-            .iter()
-            .position(|p| p.parent == parent && p.kind == *kind && p.name == name)
-            .map(|i| i as Var)
+    fn find(&self, parent: Option<Var>, name: &str) -> Option<Var> {
+        self.named.get(&(parent, name.to_owned())).copied()
     }
 
     fn push(&mut self, part: Part) -> Var {
+        let v = self.all.len() as Var;
+        if part.kind != PartKind::Element {
+            self.named.insert((part.parent, part.name.clone()), v);
+        }
         self.all.push(part);
-        (self.all.len() - 1) as Var
+        v
     }
 
     /// The root part of one event field (`event.text`, `trigger.event.attributes`, …).
     pub(crate) fn root(&mut self, name: &str, cap: u64, object: bool) -> Var {
-        if let Some(v) = self.find(None, &PartKind::Root, name) {
+        if let Some(v) = self.find(None, name) {
             return v;
         }
         self.push(Part {
@@ -110,7 +116,7 @@ impl Parts {
     pub(crate) fn key(&mut self, parent: Var, key: &str) -> Var {
         let name = format!("{}.{key}", self.part(parent).name);
         let kind = PartKind::Key(key.into());
-        if let Some(v) = self.find(Some(parent), &kind, &name) {
+        if let Some(v) = self.find(Some(parent), &name) {
             return v;
         }
         // `"key":` costs the key's bytes, two quotes and a colon; the parent's braces are two

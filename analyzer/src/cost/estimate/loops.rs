@@ -115,10 +115,11 @@ impl<'a> Walker<'a> {
         let outer = self
             .multipliers
             .last()
-            .cloned()
-            .unwrap_or_else(|| Poly::constant(1.0));
+            .map_or_else(|| Poly::constant(1.0), |(m, _)| m.clone());
         let joint = self.parts.coarsen(outer.mul(&plan.count));
-        self.multipliers.push(joint);
+        // Maximised once here rather than for every node below.
+        let joint_max = units(self.parts.maximize(&joint));
+        self.multipliers.push((joint, joint_max));
         self.scopes.push((&c.var, plan.elem.clone()));
         let pred = c.predicate.map(|p| self.visit(p));
         let transform = c.transform.map(|t| self.visit(t));
