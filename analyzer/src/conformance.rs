@@ -225,53 +225,8 @@ pub fn decode_value(json: &Json) -> Result<Value, String> {
 
 /// Parses a type string of the corpus (`int`, `list(int)`, `map(string, dyn)`, `type(T)`).
 pub fn parse_type(text: &str) -> Result<Type, String> {
-    let text = text.trim();
-    if let Some(inner) = text.strip_suffix(')') {
-        let (head, args) = inner
-            .split_once('(')
-            .ok_or_else(|| format!("bad type {text:?}"))?;
-        let args = split_args(args);
-        return match (head.trim(), args.as_slice()) {
-            ("list", [elem]) => Ok(Type::list(parse_type(elem)?)),
-            ("map", [k, v]) => Ok(Type::map(parse_type(k)?, parse_type(v)?)),
-            ("type", [t]) => Ok(Type::Type(Some(Arc::new(parse_type(t)?)))),
-            _ => Err(format!("unsupported type {text:?}")),
-        };
-    }
-    Ok(match text {
-        "dyn" => Type::Dyn,
-        "null_type" => Type::Null,
-        "bool" => Type::Bool,
-        "int" => Type::Int,
-        "uint" => Type::Uint,
-        "double" => Type::Double,
-        "string" => Type::String,
-        "bytes" => Type::Bytes,
-        "type" => Type::Type(None),
-        "google.protobuf.Timestamp" => Type::Timestamp,
-        "google.protobuf.Duration" => Type::Duration,
-        _ => return Err(format!("unsupported type {text:?}")),
-    })
-}
-
-/// Splits `a, map(b, c)` at top-level commas.
-fn split_args(text: &str) -> Vec<&str> {
-    let mut parts = Vec::new();
-    let mut depth = 0i32;
-    let mut start = 0;
-    for (i, c) in text.char_indices() {
-        match c {
-            '(' => depth += 1,
-            ')' => depth -= 1,
-            ',' if depth == 0 => {
-                parts.push(&text[start..i]);
-                start = i + 1;
-            }
-            _ => {}
-        }
-    }
-    parts.push(&text[start..]);
-    parts
+    text.parse::<Type>()
+        .map_err(|e| format!("unsupported type: {e}"))
 }
 
 fn environment(record: &Json) -> Result<Env, String> {

@@ -421,33 +421,10 @@ fn check_value(node: &Node, shape: &Shape, path: &str, out: &mut Vec<Problem>) {
     }
 }
 
-/// The candidate closest to `word` by edit distance, if it is close enough to be a typo.
+/// The candidate closest to `word`, if it is close enough to be a typo: the analyzer's "did you
+/// mean", so the lint and the CEL checker suggest alike.
 pub fn closest<'a>(word: &str, candidates: impl Iterator<Item = &'a str>) -> Option<&'a str> {
-    let limit = (word.chars().count().div_ceil(3)).clamp(1, 3);
-    candidates
-        .map(|c| (edit_distance(word, c), c))
-        .filter(|&(d, _)| d <= limit)
-        .min_by_key(|&(d, _)| d)
-        .map(|(_, c)| c)
-}
-
-fn edit_distance(a: &str, b: &str) -> usize {
-    let a: Vec<char> = a.chars().collect();
-    let b: Vec<char> = b.chars().collect();
-    // Keys longer than this are no typo of a schema key; skip the quadratic work.
-    if a.len() > 64 || b.len() > 64 {
-        return usize::MAX;
-    }
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.iter().enumerate() {
-        let mut cur = vec![i + 1; b.len() + 1];
-        for (j, cb) in b.iter().enumerate() {
-            let cost = usize::from(ca != cb);
-            cur[j + 1] = (prev[j] + cost).min(prev[j + 1] + 1).min(cur[j] + 1);
-        }
-        prev = cur;
-    }
-    prev[b.len()]
+    ozcheck_analyzer::check::suggest::closest(word, candidates)
 }
 
 /// The JSON Schema (draft-07) of a file kind, for yaml-language-server and other editors.

@@ -9,7 +9,7 @@
 
 mod env;
 mod functions;
-mod suggest;
+pub mod suggest;
 
 use std::sync::Arc;
 

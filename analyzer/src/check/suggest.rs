@@ -1,11 +1,9 @@
-//! "Did you mean" suggestions: the closest known name by edit distance.
+//! "Did you mean" suggestions: the closest known name by edit distance, shared by the checker and
+//! the lint so both suggest alike.
 
 /// The candidate closest to `name`, if it is close enough to be a plausible typo: at most one
 /// edit for short names, at most a third of the name's length for longer ones.
-pub(crate) fn closest<'a>(
-    name: &str,
-    candidates: impl IntoIterator<Item = &'a str>,
-) -> Option<&'a str> {
+pub fn closest<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
     let limit = (name.chars().count() / 3).max(1);
     candidates
         .into_iter()
