@@ -327,6 +327,21 @@ fn sarif_has_the_required_structure_and_rule_metadata() {
 }
 
 #[test]
+fn sarif_deserializes_into_the_types_generated_from_the_sarif_2_1_0_schema() {
+    // serde-sarif's types are generated from the OASIS SARIF 2.1.0 JSON schema (required
+    // properties are non-optional fields, enumerations are enums), so a log that deserializes
+    // into them has the schema's shape; the hand-written checker above adds what the types allow
+    // too loosely (positive positions, rule metadata).
+    let text = render(&reports(), Format::Sarif, false);
+    let log: serde_sarif::sarif::Sarif =
+        serde_json::from_str(&text).expect("the SARIF log matches the 2.1.0 schema's types");
+    assert_eq!(serde_json::to_value(&log.version).unwrap(), "2.1.0");
+    assert_eq!(log.runs.len(), 1);
+    let broken = text.replace("\"version\"", "\"versio\"");
+    assert!(serde_json::from_str::<serde_sarif::sarif::Sarif>(&broken).is_err());
+}
+
+#[test]
 fn the_sarif_checker_catches_what_it_checks() {
     // The hand-written checker must refuse broken logs, or the test above proves nothing.
     let good: Value =
