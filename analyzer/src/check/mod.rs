@@ -9,6 +9,7 @@
 
 mod env;
 mod functions;
+mod messages;
 pub mod suggest;
 
 use std::sync::Arc;
@@ -137,7 +138,7 @@ impl Checker<'_> {
                     return ty;
                 }
                 let operand_ty = self.visit(*operand);
-                self.select(&operand_ty, field, *field_span, false)
+                self.select(&operand_ty, field, *field_span)
             }
             ExprKind::Has {
                 operand,
@@ -145,7 +146,7 @@ impl Checker<'_> {
                 field_span,
             } => {
                 let operand_ty = self.visit(*operand);
-                self.select(&operand_ty, field, *field_span, true);
+                self.select(&operand_ty, field, *field_span);
                 Type::Bool
             }
             ExprKind::Call {
@@ -192,7 +193,7 @@ impl Checker<'_> {
                     // Indexing a host object by a string reads a field, like a map.
                     return match (&i, ast.kind(*index)) {
                         (_, ExprKind::Literal(Literal::String(key))) => {
-                            self.object_field(object, key, ast.span(*index), false)
+                            self.object_field(object, key, ast.span(*index))
                         }
                         (Type::String | Type::Dyn | Type::Error, _) => Type::Dyn,
                         _ => self.operator(span, "[]", operator_overloads("[]"), &[o.clone(), i]),
@@ -333,30 +334,12 @@ impl Checker<'_> {
             .map(|s| &*s.name)
             .chain(self.env.vars().iter().map(|v| &*v.name))
             .collect();
-        let mut diagnostic = Diagnostic::error(
-            "unknown-variable",
+        self.diagnostics.push(messages::unknown_variable(
+            name,
             span,
-            format!("unknown variable `{name}`"),
-        )
-        .with_label("not declared here");
-        let kind = self.env.kind();
-        let help = match suggest::closest(name, visible.iter().copied()) {
-            Some(close) => Some(format!("did you mean `{close}`?")),
-            None => match kind {
-                EnvKind::Filter | EnvKind::Sender => Some(format!(
-                    "a {} is CEL over `event` alone; other variables are not available here",
-                    kind.name()
-                )),
-                EnvKind::When | EnvKind::Template | EnvKind::General if !visible.is_empty() => {
-                    Some(format!("available here: {}", list_names(&visible)))
-                }
-                _ => None,
-            },
-        };
-        if let Some(help) = help {
-            diagnostic = diagnostic.with_help(help);
-        }
-        self.diagnostics.push(diagnostic);
+            &visible,
+            self.env.kind(),
+        ));
     }
 
     /// Resolves a select chain `a.b.c` as one dotted name: a variable the environment declares
@@ -411,9 +394,9 @@ impl Checker<'_> {
         Some(ty)
     }
 
-    fn select(&mut self, operand: &Type, field: &str, field_span: Span, presence: bool) -> Type {
+    fn select(&mut self, operand: &Type, field: &str, field_span: Span) -> Type {
         match operand {
-            Type::Object(object) => self.object_field(object, field, field_span, presence),
+            Type::Object(object) => self.object_field(object, field, field_span),
             Type::Map(key, value) => {
                 if !compatible(&Type::String, key) {
                     self.error(
@@ -438,44 +421,12 @@ impl Checker<'_> {
         }
     }
 
-    fn object_field(
-        &mut self,
-        object: &ObjectType,
-        field: &str,
-        field_span: Span,
-        presence: bool,
-    ) -> Type {
+    fn object_field(&mut self, object: &ObjectType, field: &str, field_span: Span) -> Type {
         if let Some(f) = object.field(field) {
             return f.ty.clone();
         }
-        let names: Vec<&str> = object.fields.iter().map(|f| &*f.name).collect();
-        let (message, label) = if &*object.name == "steps" {
-            (
-                format!("there is no earlier step with the id `{field}`"),
-                "unknown or later step",
-            )
-        } else {
-            (
-                format!("`{}` has no field `{field}`", object.name),
-                "unknown field",
-            )
-        };
-        let help = match suggest::closest(field, names.iter().copied()) {
-            Some(close) => format!("did you mean `{close}`?"),
-            None if names.is_empty() && &*object.name == "steps" => {
-                "no step comes before this one".to_owned()
-            }
-            None if &*object.name == "steps" => {
-                format!("earlier steps: {}", list_names(&names))
-            }
-            None => format!("the fields of `{}` are {}", object.name, list_names(&names)),
-        };
-        let _ = presence;
-        self.diagnostics.push(
-            Diagnostic::error("unknown-field", field_span, message)
-                .with_label(label)
-                .with_help(help),
-        );
+        self.diagnostics
+            .push(messages::unknown_field(object, field, field_span));
         Type::Error
     }
 
@@ -514,8 +465,8 @@ impl Checker<'_> {
             return ty;
         }
         let span = self.ast.span(id);
-        let shown = describe_call(function, target.is_some(), &types);
-        let help = signatures(function, overloads);
+        let shown = messages::describe_call(function, target.is_some(), &types);
+        let help = messages::signatures(function, overloads);
         self.diagnostics.push(
             Diagnostic::error(
                 "no-matching-overload",
@@ -572,7 +523,7 @@ impl Checker<'_> {
             ),
             _ => (
                 format!("no overload of `{symbol}` accepts ({shown})"),
-                format!("`{symbol}` is defined for {}", operand_kinds(lookup)),
+                format!("`{symbol}` is defined for {}", messages::operand_kinds(lookup)),
             ),
         };
         self.diagnostics.push(
@@ -593,61 +544,5 @@ fn literal_type(lit: &Literal) -> Type {
         Literal::Double(_) => Type::Double,
         Literal::String(_) => Type::String,
         Literal::Bytes(_) => Type::Bytes,
-    }
-}
-
-fn list_names(names: &[&str]) -> String {
-    names
-        .iter()
-        .map(|n| format!("`{n}`"))
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
-fn describe_call(function: &str, member: bool, types: &[Type]) -> String {
-    let show = |ts: &[Type]| {
-        ts.iter()
-            .map(ToString::to_string)
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
-    if member {
-        format!("{}.{function}({})", types[0], show(&types[1..]))
-    } else {
-        format!("{function}({})", show(types))
-    }
-}
-
-fn signatures(function: &str, overloads: &[Overload]) -> String {
-    let forms: Vec<String> = overloads
-        .iter()
-        .map(|o| {
-            let params: Vec<String> = o
-                .params
-                .iter()
-                .map(|p| format!("{p:?}").to_lowercase())
-                .collect();
-            if o.member {
-                format!("{}.{function}({})", params[0], params[1..].join(", "))
-            } else {
-                format!("{function}({})", params.join(", "))
-            }
-        })
-        .collect();
-    format!("`{function}` takes {}", forms.join(" or "))
-        .replace("lista", "list")
-        .replace("mapkv", "map")
-}
-
-fn operand_kinds(symbol: &str) -> &'static str {
-    match symbol {
-        "+" => "numbers of one type, strings, bytes, lists, and timestamp/duration arithmetic",
-        "-" => "numbers of one type and timestamp/duration arithmetic",
-        "*" | "/" => "numbers of one type (int, uint or double)",
-        "%" => "int and uint",
-        "<" | "<=" | ">" | ">=" => "numbers, strings, bytes, bools, timestamps and durations",
-        "in" => "a value and a list of that type, or a key and a map",
-        "!" | "&&" | "||" => "bools",
-        _ => "int and double",
     }
 }

@@ -1,0 +1,123 @@
+//! The words of the checker's diagnostics: what is unknown, what was expected, and the
+//! "did you mean" or the list of what is available.
+
+use super::env::EnvKind;
+use super::functions::Overload;
+use super::suggest;
+use crate::Diagnostic;
+use crate::syntax::Span;
+use crate::types::{ObjectType, Type};
+
+/// `unknown-variable`, with the closest visible name or what the environment offers.
+pub(super) fn unknown_variable(
+    name: &str,
+    span: Span,
+    visible: &[&str],
+    kind: EnvKind,
+) -> Diagnostic {
+    let diagnostic = Diagnostic::error(
+        "unknown-variable",
+        span,
+        format!("unknown variable `{name}`"),
+    )
+    .with_label("not declared here");
+    let help = match suggest::closest(name, visible.iter().copied()) {
+        Some(close) => Some(format!("did you mean `{close}`?")),
+        None => match kind {
+            EnvKind::Filter | EnvKind::Sender => Some(format!(
+                "a {} is CEL over `event` alone; other variables are not available here",
+                kind.name()
+            )),
+            EnvKind::When | EnvKind::Template | EnvKind::General if !visible.is_empty() => {
+                Some(format!("available here: {}", list_names(visible)))
+            }
+            _ => None,
+        },
+    };
+    match help {
+        Some(help) => diagnostic.with_help(help),
+        None => diagnostic,
+    }
+}
+
+/// `unknown-field` on a host object; for `steps`, worded as an unknown or later step.
+pub(super) fn unknown_field(object: &ObjectType, field: &str, field_span: Span) -> Diagnostic {
+    let names: Vec<&str> = object.fields.iter().map(|f| &*f.name).collect();
+    let steps = &*object.name == "steps";
+    let (message, label) = if steps {
+        (
+            format!("there is no earlier step with the id `{field}`"),
+            "unknown or later step",
+        )
+    } else {
+        (
+            format!("`{}` has no field `{field}`", object.name),
+            "unknown field",
+        )
+    };
+    let help = match suggest::closest(field, names.iter().copied()) {
+        Some(close) => format!("did you mean `{close}`?"),
+        None if steps && names.is_empty() => "no step comes before this one".to_owned(),
+        None if steps => format!("earlier steps: {}", list_names(&names)),
+        None => format!("the fields of `{}` are {}", object.name, list_names(&names)),
+    };
+    Diagnostic::error("unknown-field", field_span, message)
+        .with_label(label)
+        .with_help(help)
+}
+
+pub(super) fn list_names(names: &[&str]) -> String {
+    names
+        .iter()
+        .map(|n| format!("`{n}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+pub(super) fn describe_call(function: &str, member: bool, types: &[Type]) -> String {
+    let show = |ts: &[Type]| {
+        ts.iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    if member {
+        format!("{}.{function}({})", types[0], show(&types[1..]))
+    } else {
+        format!("{function}({})", show(types))
+    }
+}
+
+pub(super) fn signatures(function: &str, overloads: &[Overload]) -> String {
+    let forms: Vec<String> = overloads
+        .iter()
+        .map(|o| {
+            let params: Vec<String> = o
+                .params
+                .iter()
+                .map(|p| format!("{p:?}").to_lowercase())
+                .collect();
+            if o.member {
+                format!("{}.{function}({})", params[0], params[1..].join(", "))
+            } else {
+                format!("{function}({})", params.join(", "))
+            }
+        })
+        .collect();
+    format!("`{function}` takes {}", forms.join(" or "))
+        .replace("lista", "list")
+        .replace("mapkv", "map")
+}
+
+pub(super) fn operand_kinds(symbol: &str) -> &'static str {
+    match symbol {
+        "+" => "numbers of one type, strings, bytes, lists, and timestamp/duration arithmetic",
+        "-" => "numbers of one type and timestamp/duration arithmetic",
+        "*" | "/" => "numbers of one type (int, uint or double)",
+        "%" => "int and uint",
+        "<" | "<=" | ">" | ">=" => "numbers, strings, bytes, bools, timestamps and durations",
+        "in" => "a value and a list of that type, or a key and a map",
+        "!" | "&&" | "||" => "bools",
+        _ => "int and double",
+    }
+}
