@@ -134,7 +134,7 @@ fn height(ast: &Ast) -> u32 {
     // Children come before parents, so one forward pass computes every height.
     let mut heights = vec![0u32; ast.len()];
     for (id, node) in ast.nodes().iter().enumerate() {
-        let children = children_of(node);
+        let children = node.kind.children();
         heights[id] = 1 + children
             .iter()
             .map(|&c| heights[c as usize])
@@ -142,31 +142,6 @@ fn height(ast: &Ast) -> u32 {
             .unwrap_or(0);
     }
     heights[ast.root() as usize]
-}
-
-fn children_of(node: &ozcheck_analyzer::syntax::Node) -> Vec<u32> {
-    use ozcheck_analyzer::syntax::ExprKind as K;
-    match &node.kind {
-        K::Literal(_) | K::Ident { .. } => vec![],
-        K::Select { operand, .. } | K::Has { operand, .. } | K::Unary { operand, .. } => {
-            vec![*operand]
-        }
-        K::Call { target, args, .. } => target.iter().chain(args).copied().collect(),
-        K::Binary { lhs, rhs, .. } => vec![*lhs, *rhs],
-        K::Conditional {
-            cond,
-            then,
-            otherwise,
-        } => vec![*cond, *then, *otherwise],
-        K::Index { operand, index } => vec![*operand, *index],
-        K::List(items) => items.clone(),
-        K::Map(entries) => entries.iter().flat_map(|e| [e.key, e.value]).collect(),
-        K::Struct { fields, .. } => fields.iter().map(|f| f.value).collect(),
-        K::Comprehension(c) => [Some(c.range), c.predicate, c.transform]
-            .into_iter()
-            .flatten()
-            .collect(),
-    }
 }
 
 fn codes(result: &Result<Ast, Vec<Diagnostic>>) -> Vec<&'static str> {

@@ -70,7 +70,7 @@ fn operands_keep_their_parentheses_and_children_lie_within_parents() {
     }
     for node in ast.nodes() {
         let parent = node.span;
-        for child in children(&node.kind) {
+        for child in node.kind.children() {
             let c = ast.span(child);
             assert!(
                 parent.start <= c.start && c.end <= parent.end,
@@ -112,7 +112,7 @@ fn nodes_are_children_before_parents_with_no_orphans() {
         let mut used = vec![false; ast.len()];
         used[ast.root() as usize] = true;
         for (id, node) in ast.nodes().iter().enumerate() {
-            for child in children(&node.kind) {
+            for child in node.kind.children() {
                 assert!(
                     (child as usize) < id,
                     "{source:?}: child {child} after parent {id}"
@@ -121,31 +121,5 @@ fn nodes_are_children_before_parents_with_no_orphans() {
             }
         }
         assert!(used.iter().all(|&u| u), "{source:?} has an orphan node");
-    }
-}
-
-fn children(kind: &ExprKind) -> Vec<u32> {
-    match kind {
-        ExprKind::Literal(_) | ExprKind::Ident { .. } => vec![],
-        ExprKind::Select { operand, .. }
-        | ExprKind::Has { operand, .. }
-        | ExprKind::Unary { operand, .. } => {
-            vec![*operand]
-        }
-        ExprKind::Call { target, args, .. } => target.iter().chain(args).copied().collect(),
-        ExprKind::Binary { lhs, rhs, .. } => vec![*lhs, *rhs],
-        ExprKind::Conditional {
-            cond,
-            then,
-            otherwise,
-        } => vec![*cond, *then, *otherwise],
-        ExprKind::Index { operand, index } => vec![*operand, *index],
-        ExprKind::List(items) => items.clone(),
-        ExprKind::Map(entries) => entries.iter().flat_map(|e| [e.key, e.value]).collect(),
-        ExprKind::Struct { fields, .. } => fields.iter().map(|f| f.value).collect(),
-        ExprKind::Comprehension(c) => [Some(c.range), c.predicate, c.transform]
-            .into_iter()
-            .flatten()
-            .collect(),
     }
 }

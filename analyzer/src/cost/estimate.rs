@@ -145,7 +145,10 @@ impl Walker<'_> {
             multiplier,
             assumption,
             span: self.ast.span(id),
-            children: children(self.ast, id)
+            children: self
+                .ast
+                .kind(id)
+                .children()
                 .into_iter()
                 .filter(|c| self.nodes[*c as usize].is_some())
                 .collect(),
@@ -403,31 +406,6 @@ impl Walker<'_> {
         };
         let part = self.parts.part(v);
         Some(format!("{} ≤ {} bytes", part.name, units(part.cap)))
-    }
-}
-
-/// The children of a node, in source order.
-fn children(ast: &Ast, id: NodeId) -> Vec<NodeId> {
-    match ast.kind(id) {
-        ExprKind::Literal(_) | ExprKind::Ident { .. } => Vec::new(),
-        ExprKind::Select { operand, .. }
-        | ExprKind::Has { operand, .. }
-        | ExprKind::Unary { operand, .. } => vec![*operand],
-        ExprKind::Call { target, args, .. } => target.iter().chain(args).copied().collect(),
-        ExprKind::Binary { lhs, rhs, .. } => vec![*lhs, *rhs],
-        ExprKind::Conditional {
-            cond,
-            then,
-            otherwise,
-        } => vec![*cond, *then, *otherwise],
-        ExprKind::Index { operand, index } => vec![*operand, *index],
-        ExprKind::List(elems) => elems.clone(),
-        ExprKind::Map(entries) => entries.iter().flat_map(|e| [e.key, e.value]).collect(),
-        ExprKind::Struct { fields, .. } => fields.iter().map(|f| f.value).collect(),
-        ExprKind::Comprehension(c) => std::iter::once(c.range)
-            .chain(c.predicate)
-            .chain(c.transform)
-            .collect(),
     }
 }
 

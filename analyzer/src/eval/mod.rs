@@ -138,7 +138,7 @@ impl Program {
             // range, so it is refused here rather than trusted during evaluation.
             let mut d = 0;
             let mut well_formed = true;
-            children(&node.kind, |c| match depth.get(c as usize) {
+            node.kind.for_each_child(|c| match depth.get(c as usize) {
                 Some(&cd) if (c as usize) < i => d = d.max(cd),
                 _ => well_formed = false,
             });
@@ -236,48 +236,6 @@ impl Program {
     /// Evaluates a filter over one event (binds `event` only).
     pub fn eval_event(&self, event: &Event, limits: &Limits) -> Result<Evaluation, EvalError> {
         self.eval(&Activation::event(event), limits)
-    }
-}
-
-/// Calls `f` with every child of a node.
-fn children(kind: &ExprKind, mut f: impl FnMut(NodeId)) {
-    match kind {
-        ExprKind::Literal(_) | ExprKind::Ident { .. } => {}
-        ExprKind::Select { operand, .. }
-        | ExprKind::Has { operand, .. }
-        | ExprKind::Unary { operand, .. } => f(*operand),
-        ExprKind::Call { target, args, .. } => {
-            target.iter().copied().for_each(&mut f);
-            args.iter().copied().for_each(f);
-        }
-        ExprKind::Binary { lhs, rhs, .. } => {
-            f(*lhs);
-            f(*rhs);
-        }
-        ExprKind::Conditional {
-            cond,
-            then,
-            otherwise,
-        } => {
-            f(*cond);
-            f(*then);
-            f(*otherwise);
-        }
-        ExprKind::Index { operand, index } => {
-            f(*operand);
-            f(*index);
-        }
-        ExprKind::List(items) => items.iter().copied().for_each(f),
-        ExprKind::Map(entries) => entries.iter().for_each(|e| {
-            f(e.key);
-            f(e.value);
-        }),
-        ExprKind::Struct { fields, .. } => fields.iter().for_each(|field| f(field.value)),
-        ExprKind::Comprehension(c) => {
-            f(c.range);
-            c.predicate.iter().copied().for_each(&mut f);
-            c.transform.iter().copied().for_each(f);
-        }
     }
 }
 

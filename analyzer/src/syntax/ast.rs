@@ -206,6 +206,57 @@ pub enum ExprKind {
     Comprehension(Box<Comprehension>),
 }
 
+impl ExprKind {
+    /// Calls `f` with the id of every child, in source order (no allocation).
+    pub fn for_each_child(&self, mut f: impl FnMut(NodeId)) {
+        match self {
+            ExprKind::Literal(_) | ExprKind::Ident { .. } => {}
+            ExprKind::Select { operand, .. }
+            | ExprKind::Has { operand, .. }
+            | ExprKind::Unary { operand, .. } => f(*operand),
+            ExprKind::Call { target, args, .. } => {
+                target.iter().copied().for_each(&mut f);
+                args.iter().copied().for_each(f);
+            }
+            ExprKind::Binary { lhs, rhs, .. } => {
+                f(*lhs);
+                f(*rhs);
+            }
+            ExprKind::Conditional {
+                cond,
+                then,
+                otherwise,
+            } => {
+                f(*cond);
+                f(*then);
+                f(*otherwise);
+            }
+            ExprKind::Index { operand, index } => {
+                f(*operand);
+                f(*index);
+            }
+            ExprKind::List(items) => items.iter().copied().for_each(f),
+            ExprKind::Map(entries) => entries.iter().for_each(|e| {
+                f(e.key);
+                f(e.value);
+            }),
+            ExprKind::Struct { fields, .. } => fields.iter().for_each(|field| f(field.value)),
+            ExprKind::Comprehension(c) => {
+                f(c.range);
+                c.predicate.into_iter().for_each(&mut f);
+                c.transform.into_iter().for_each(f);
+            }
+        }
+    }
+
+    /// The ids of the children, in source order.
+    pub fn children(&self) -> Vec<NodeId> {
+        let mut out = Vec::new();
+        self.for_each_child(|c| out.push(c));
+        out
+    }
+}
+
 /// A literal constant, decoded exactly.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Literal {

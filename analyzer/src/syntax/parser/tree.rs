@@ -3,31 +3,6 @@
 
 use crate::syntax::{ExprKind, Node, NodeId};
 
-/// The ids of a node's children, in source order.
-pub(crate) fn children(kind: &ExprKind) -> Vec<NodeId> {
-    match kind {
-        ExprKind::Literal(_) | ExprKind::Ident { .. } => Vec::new(),
-        ExprKind::Select { operand, .. }
-        | ExprKind::Has { operand, .. }
-        | ExprKind::Unary { operand, .. } => vec![*operand],
-        ExprKind::Call { target, args, .. } => target.iter().chain(args).copied().collect(),
-        ExprKind::Binary { lhs, rhs, .. } => vec![*lhs, *rhs],
-        ExprKind::Conditional {
-            cond,
-            then,
-            otherwise,
-        } => vec![*cond, *then, *otherwise],
-        ExprKind::Index { operand, index } => vec![*operand, *index],
-        ExprKind::List(items) => items.clone(),
-        ExprKind::Map(entries) => entries.iter().flat_map(|e| [e.key, e.value]).collect(),
-        ExprKind::Struct { fields, .. } => fields.iter().map(|f| f.value).collect(),
-        ExprKind::Comprehension(c) => [Some(c.range), c.predicate, c.transform]
-            .into_iter()
-            .flatten()
-            .collect(),
-    }
-}
-
 /// Rewrites every child id of `kind` through `map`.
 fn remap(kind: &mut ExprKind, map: &[NodeId]) {
     let m = |id: &mut NodeId| *id = map[*id as usize];
@@ -77,7 +52,7 @@ pub(super) fn compact(nodes: Vec<Node>, root: NodeId) -> Vec<Node> {
     reachable[root as usize] = true;
     for id in (0..nodes.len()).rev() {
         if reachable[id] {
-            for child in children(&nodes[id].kind) {
+            for child in nodes[id].kind.children() {
                 reachable[child as usize] = true;
             }
         }
