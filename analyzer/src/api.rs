@@ -2,36 +2,9 @@
 //! returns a verdict. No I/O, no panics, no allocation beyond the expression's own size.
 
 use crate::check::{self, Checked, Env};
-use crate::cost::{self, CostModel, DEFAULT_COST_LIMIT, SizeModel};
-use crate::syntax::{self, ParseOptions};
-use crate::{Diagnostic, EventBounds};
-
-/// Everything a check can be configured with.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Options {
-    /// The cost limit, in cost units. Default 1,000,000.
-    pub limit: u64,
-    /// The largest event the filter may see.
-    pub bounds: EventBounds,
-    /// Source size and nesting limits.
-    pub parse: ParseOptions,
-    /// Which parts of the cost model are charged (allocations on by default).
-    pub model: CostModel,
-    /// How sizes of event parts relate (a shared budget by default).
-    pub sizes: SizeModel,
-}
-
-impl Default for Options {
-    fn default() -> Self {
-        Self {
-            limit: DEFAULT_COST_LIMIT,
-            bounds: EventBounds::DEFAULT,
-            parse: ParseOptions::default(),
-            model: CostModel::FULL,
-            sizes: SizeModel::Shared,
-        }
-    }
-}
+use crate::cost::{self, CostRange};
+use crate::syntax;
+use crate::{Diagnostic, Options};
 
 /// Whether an expression may run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
@@ -41,15 +14,6 @@ pub enum Verdict {
     Accepted,
     /// At least one error-level diagnostic.
     Refused,
-}
-
-/// A `{min, max}` cost range in cost units.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
-pub struct CostRange {
-    /// Least cost of any evaluation.
-    pub min: u64,
-    /// Greatest cost of any evaluation over events within bounds.
-    pub max: u64,
 }
 
 /// The outcome of checking one expression.

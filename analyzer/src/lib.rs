@@ -53,6 +53,7 @@ pub mod conformance;
 pub mod cost;
 mod diagnostic;
 pub mod eval;
+mod options;
 pub mod syntax;
 #[cfg(feature = "testgen")]
 #[doc(hidden)]
@@ -63,9 +64,8 @@ pub mod testing;
 pub mod types;
 pub mod wait_args;
 
-pub use api::{
-    CostRange, Options, Report, Verdict, check_expression, check_filter, compile,
-    explain_expression,
-};
+pub use api::{Report, Verdict, check_expression, check_filter, compile, explain_expression};
 pub use bounds::EventBounds;
+pub use cost::CostRange;
 pub use diagnostic::{Diagnostic, Severity, SourceDiagnostic};
+pub use options::Options;

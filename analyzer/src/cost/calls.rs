@@ -7,7 +7,7 @@
 
 use super::estimate::{Val, Walker};
 use super::poly::Poly;
-use super::size::{ListShape, Shape};
+use super::shape::{ListShape, Shape};
 use super::table;
 use crate::syntax::BinaryOp;
 
@@ -202,14 +202,12 @@ fn may_be_container(s: &Shape) -> bool {
     })
 }
 
-/// `==` and `!=`: strings by one traversal of the shorter; containers by at most one unit per
-/// element, entry and string byte of the smaller side (a deep comparison); anything else one
-/// call.
+/// `==` and `!=`. The meter charges one traversal of the smaller operand's size, whatever the
+/// kinds (a string against a list is compared by their sizes too), so the bound takes the size
+/// bound of each side over every kind its shape allows. Containers on both sides are bounded
+/// also by a deep comparison: one unit per element, entry and string byte of the smaller side.
 fn equality(a: &Shape, b: &Shape) -> (Poly, u64, Shape) {
-    let mut cost = Poly::constant(table::CALL as f64);
-    if let (Some(x), Some(y)) = (a.as_str(), b.as_str()) {
-        cost = cost.max(&sized(&traversal(&min_poly(x, y))));
-    }
+    let mut cost = sized(&traversal(&min_poly(a.size_bound(), b.size_bound())));
     if may_be_container(a) && may_be_container(b) {
         let deep = min_poly(a.deep_size(), b.deep_size());
         cost = cost.max(&deep.add_const(table::CALL as f64));

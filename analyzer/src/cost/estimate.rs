@@ -4,18 +4,29 @@
 
 use super::calls;
 use super::model::{CostModel, SizeModel};
+use super::parts::Parts;
 use super::poly::Poly;
-use super::size::{ListShape, MapShape, PartKind, Parts, Shape, UNBOUNDED};
+use super::shape::{ListShape, MapShape, Shape, UNBOUNDED};
 use super::table;
-use crate::api::{CostRange, Options};
+use crate::Options;
 use crate::check::{Checked, Env};
 use crate::syntax::{Ast, ExprKind, Literal, NodeId, Span};
 
+mod access;
 mod loops;
 
 /// Recursion deeper than this gives up on the subtree (an unbounded estimate), so hostile
 /// nesting can never overflow the stack; the parser's own limit is far lower.
 const MAX_DEPTH: u32 = 300;
+
+/// A `{min, max}` cost range in cost units.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct CostRange {
+    /// Least cost of any evaluation.
+    pub min: u64,
+    /// Greatest cost of any evaluation over events within bounds.
+    pub max: u64,
+}
 
 /// The estimate of one expression.
 #[derive(Clone, Debug, PartialEq)]
@@ -282,130 +293,6 @@ impl Walker<'_> {
             }
             ExprKind::Comprehension(c) => self.comprehension(c),
         }
-    }
-
-    /// An identifier: the innermost iteration variable of that name, else a declared
-    /// variable, else a type name used as a value.
-    fn resolve(&mut self, name: &str, rooted: bool) -> Shape {
-        if !rooted {
-            if let Some((_, shape)) = self.scopes.iter().rev().find(|(n, _)| *n == name) {
-                return shape.clone();
-            }
-        }
-        match self.env.var(name) {
-            Some(decl) => Shape::of_type(&decl.ty, Some(&decl.size), name),
-            None => Shape::Scalar,
-        }
-    }
-
-    /// A select chain that names a declared variable with a dotted name (`self.val1`), unless
-    /// its first identifier is an iteration variable in scope.
-    fn qualified(&self, id: NodeId) -> Option<Shape> {
-        let mut names = Vec::new();
-        let mut at = id;
-        loop {
-            match self.ast.kind(at) {
-                ExprKind::Select { operand, field, .. } => {
-                    names.push(&**field);
-                    at = *operand;
-                }
-                ExprKind::Ident { name, rooted } => {
-                    if !rooted && self.scopes.iter().any(|(n, _)| n == &&**name) {
-                        return None;
-                    }
-                    names.push(&**name);
-                    break;
-                }
-                _ => return None,
-            }
-        }
-        names.reverse();
-        let dotted = names.join(".");
-        let decl = self.env.var(&dotted)?;
-        Some(Shape::of_type(&decl.ty, Some(&decl.size), &dotted))
-    }
-
-    /// The shape of `operand.field`.
-    fn select(&mut self, operand: &Shape, field: &str) -> Shape {
-        let mut out: Option<Shape> = None;
-        for alt in operand.alternatives() {
-            let s = match alt {
-                Shape::Object(obj, path) if &*obj.name == "event" => self.event_field(path, field),
-                Shape::Object(obj, path) => match obj.field(field) {
-                    Some(f) => Shape::of_type(&f.ty, None, &format!("{path}.{field}")),
-                    None => Shape::Scalar,
-                },
-                Shape::Map(m) => m.val.clone(),
-                Shape::Json(v) => Shape::Json(self.parts.key(*v, field)),
-                Shape::Unknown => Shape::Unknown,
-                _ => Shape::Scalar,
-            };
-            out = Some(out.map_or(s.clone(), |o| o.union(s)));
-        }
-        out.unwrap_or(Shape::Scalar)
-    }
-
-    /// A field of an event object: its text, its attributes, or a header.
-    fn event_field(&mut self, path: &str, field: &str) -> Shape {
-        let bounds = self.parts.bounds();
-        let name = format!("{path}.{field}");
-        match field {
-            "text" => Shape::Str {
-                max: Poly::var(self.parts.root(&name, bounds.text, false), 1.0),
-                min: 0,
-            },
-            "attributes" => Shape::Json(self.parts.root(&name, bounds.attributes, true)),
-            "id" | "source" | "type" | "action" | "subject" => Shape::Str {
-                max: Poly::var(self.parts.root(&name, bounds.header_field, false), 1.0),
-                min: 0,
-            },
-            _ => Shape::Scalar,
-        }
-    }
-
-    /// The shape of `operand[index]`.
-    fn index(&mut self, operand: &Shape, index: &Shape, key: Option<&str>) -> Shape {
-        let mut out: Option<Shape> = None;
-        for alt in operand.alternatives() {
-            let s = match alt {
-                Shape::List(l) => l.elem.clone(),
-                Shape::Map(m) => m.val.clone(),
-                Shape::Json(v) => match (index, key) {
-                    // `m[k]` inside `m.exists(k, …)`: the value of the very entry `k` names.
-                    (Shape::Json(x), _)
-                        if self.parts.part(*x).parent == Some(*v)
-                            && self.parts.part(*x).kind == PartKind::Element =>
-                    {
-                        Shape::Json(*x)
-                    }
-                    (_, Some(k)) => Shape::Json(self.parts.key(*v, k)),
-                    // Any other key may name any member: the whole part bounds it.
-                    _ => Shape::Json(*v),
-                },
-                Shape::Object(..) => match key {
-                    Some(k) => self.select(alt, k),
-                    None => Shape::Unknown,
-                },
-                Shape::Unknown => Shape::Unknown,
-                _ => Shape::Scalar,
-            };
-            out = Some(out.map_or(s.clone(), |o| o.union(s)));
-        }
-        out.unwrap_or(Shape::Scalar)
-    }
-
-    /// Names the part a value occupies, when it is one part of an event.
-    fn describe_shape(&self, shape: &Shape) -> Option<String> {
-        let v = match shape {
-            Shape::Json(v) => *v,
-            Shape::Str { max, .. } => match max.vars().as_slice() {
-                [v] => *v,
-                _ => return None,
-            },
-            _ => return None,
-        };
-        let part = self.parts.part(v);
-        Some(format!("{} ≤ {} bytes", part.name, units(part.cap)))
     }
 }
 

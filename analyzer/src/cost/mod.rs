@@ -2,18 +2,19 @@
 //! explanations.
 //!
 //! [`estimate`] walks a checked expression once and returns an [`Estimate`]: a `{min, max}` per
-//! node and for the whole expression. Sizes are symbolic (see `size` and `poly`) until the
+//! node and for the whole expression. Sizes are symbolic (see `parts`, `shape` and `poly`) until the
 //! very end, where they are maximised over every event within [`crate::EventBounds`].
 
 mod calls;
 mod estimate;
 mod explain;
 pub mod model;
+mod parts;
 mod poly;
-mod size;
+mod shape;
 pub mod table;
 
-pub use estimate::{Estimate, NodeCost, estimate};
+pub use estimate::{CostRange, Estimate, NodeCost, estimate};
 pub use explain::{diagnostic, dominant, explain};
 pub use model::{CostModel, SizeModel};
 pub use table::{COST_MODEL_VERSION, DEFAULT_COST_LIMIT};

@@ -1,10 +1,13 @@
 //! Comprehensions: what a macro iterates over, how often, and the sum of its body's cost over
 //! every iteration (the shared-budget rule of docs/cost-model.md §4).
 
+use std::collections::HashMap;
+
 use super::super::model::SizeModel;
 use super::super::poly::{Poly, Var};
-use super::super::size::{ListShape, Shape, UNBOUNDED};
+use super::super::shape::{ListShape, Shape, UNBOUNDED};
 use super::super::table;
+use super::access::EVENT_FIELDS;
 use super::{Val, Walker, units};
 use crate::syntax::{Comprehension, ExprKind, Literal, MacroKind};
 
@@ -28,13 +31,16 @@ impl<'a> Walker<'a> {
                     .and_then(|x| Some((x, self.parts.part(x).parent?)))
                 {
                     // A fresh variable per comprehension: two loops over the same list must
-                    // not share one, or one loop's sum would absorb the other's variable.
+                    // not share one, or one loop's sum would absorb the other's variable. The
+                    // parts inside the element move with it, keeping their kinds (a key stays
+                    // a key, the value of an entry stays a value).
                     Some((x, parent)) => {
                         let fresh = self.parts.element(parent);
-                        let parts = &self.parts;
-                        let elem = l
-                            .elem
-                            .map_vars(&mut |v| if parts.encloses(x, v) { fresh } else { v });
+                        let parts = &mut self.parts;
+                        let mut moved = HashMap::new();
+                        let elem = l.elem.map_vars(&mut |v| {
+                            *moved.entry(v).or_insert_with(|| parts.rebase(v, x, fresh))
+                        });
                         Iteration {
                             count: l.len.clone(),
                             min_count: l.min_len,
@@ -64,7 +70,22 @@ impl<'a> Walker<'a> {
                         sum: Some((x, *v)),
                     }
                 }
-                Shape::Unknown => Iteration {
+                // An event is a map from its seven field names to their values.
+                Shape::Object(obj, _) if &*obj.name == "event" => {
+                    let longest = EVENT_FIELDS.iter().map(|f| f.len()).max().unwrap_or(0);
+                    let shortest = EVENT_FIELDS.iter().map(|f| f.len()).min().unwrap_or(0);
+                    Iteration {
+                        count: Poly::constant(EVENT_FIELDS.len() as f64),
+                        min_count: EVENT_FIELDS.len() as u64,
+                        elem: Shape::Str {
+                            max: Poly::constant(longest as f64),
+                            min: shortest as u64,
+                        },
+                        sum: None,
+                    }
+                }
+                // Other host objects may hold more than their declared fields.
+                Shape::Object(..) | Shape::Unknown => Iteration {
                     count: Poly::constant(UNBOUNDED),
                     min_count: 0,
                     elem: Shape::Unknown,

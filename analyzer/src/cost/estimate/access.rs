@@ -1,0 +1,175 @@
+//! Reaching into values: identifiers, field selections, qualified names and indexing, and the
+//! shape each gives — which part of the event a value occupies, when it is one.
+
+use std::rc::Rc;
+
+use super::super::parts::PartKind;
+use super::super::poly::{Poly, Var};
+use super::super::shape::Shape;
+use super::{Walker, units};
+use crate::syntax::ExprKind;
+use crate::syntax::NodeId;
+
+/// The fields of an event object, in the order of [`crate::eval::HEADER_FIELDS`], then `text`
+/// and `attributes`: what iterating or indexing a whole event can reach.
+pub(super) const EVENT_FIELDS: [&str; 7] = [
+    "id",
+    "source",
+    "type",
+    "action",
+    "subject",
+    "text",
+    "attributes",
+];
+
+impl Walker<'_> {
+    /// An identifier: the innermost iteration variable of that name, else a declared
+    /// variable, else a type name used as a value.
+    pub(super) fn resolve(&mut self, name: &str, rooted: bool) -> Shape {
+        if !rooted {
+            if let Some((_, shape)) = self.scopes.iter().rev().find(|(n, _)| *n == name) {
+                return shape.clone();
+            }
+        }
+        match self.env.var(name) {
+            Some(decl) => Shape::of_type(&decl.ty, Some(&decl.size), name),
+            None => Shape::Scalar,
+        }
+    }
+
+    /// A select chain that names a declared variable with a dotted name (`self.val1`), unless
+    /// its first identifier is an iteration variable in scope.
+    pub(super) fn qualified(&self, id: NodeId) -> Option<Shape> {
+        let mut names = Vec::new();
+        let mut at = id;
+        loop {
+            match self.ast.kind(at) {
+                ExprKind::Select { operand, field, .. } => {
+                    names.push(&**field);
+                    at = *operand;
+                }
+                ExprKind::Ident { name, rooted } => {
+                    if !rooted && self.scopes.iter().any(|(n, _)| n == &&**name) {
+                        return None;
+                    }
+                    names.push(&**name);
+                    break;
+                }
+                _ => return None,
+            }
+        }
+        names.reverse();
+        let dotted = names.join(".");
+        let decl = self.env.var(&dotted)?;
+        Some(Shape::of_type(&decl.ty, Some(&decl.size), &dotted))
+    }
+
+    /// The shape of `operand.field`.
+    pub(super) fn select(&mut self, operand: &Shape, field: &str) -> Shape {
+        let mut out: Option<Shape> = None;
+        for alt in operand.alternatives() {
+            let s = match alt {
+                Shape::Object(obj, path) if &*obj.name == "event" => self.event_field(path, field),
+                Shape::Object(obj, path) => match obj.field(field) {
+                    Some(f) => Shape::of_type(&f.ty, None, &format!("{path}.{field}")),
+                    None => Shape::Scalar,
+                },
+                Shape::Map(m) => m.val.clone(),
+                Shape::Json(v) => Shape::Json(self.parts.key(*v, field)),
+                Shape::Unknown => Shape::Unknown,
+                _ => Shape::Scalar,
+            };
+            out = Some(out.map_or(s.clone(), |o| o.union(s)));
+        }
+        out.unwrap_or(Shape::Scalar)
+    }
+
+    /// A field of an event object: its text, its attributes, or a header.
+    fn event_field(&mut self, path: &str, field: &str) -> Shape {
+        let bounds = self.parts.bounds();
+        let name = format!("{path}.{field}");
+        match field {
+            "text" => Shape::Str {
+                max: Poly::var(self.parts.root(&name, bounds.text, false), 1.0),
+                min: 0,
+            },
+            "attributes" => Shape::Json(self.parts.root(&name, bounds.attributes, true)),
+            "id" | "source" | "type" | "action" | "subject" => Shape::Str {
+                max: Poly::var(self.parts.root(&name, bounds.header_field, false), 1.0),
+                min: 0,
+            },
+            _ => Shape::Scalar,
+        }
+    }
+
+    /// Any field of an event object, for a key computed at run time.
+    fn any_event_field(&mut self, path: &Rc<str>) -> Shape {
+        let mut out = Shape::Scalar;
+        for (i, field) in EVENT_FIELDS.iter().enumerate() {
+            let s = self.event_field(path, field);
+            out = if i == 0 { s } else { out.union(s) };
+        }
+        out
+    }
+
+    /// The shape of `operand[index]`; `key` is the index when it is a string literal.
+    ///
+    /// A JSON part indexed by a constant key is that member. Indexed by the iteration variable
+    /// of a loop over the very same part, known to be an object, it is the value of the entry
+    /// the loop is at (the entry's bytes bound it, so the loop may sum over it). Any other
+    /// index — a value computed at run time, an element of a list used as an index into that
+    /// list, the value of an entry used as a key — may name any member, a different one each
+    /// time: a fresh member part that no loop sums over.
+    pub(super) fn index(&mut self, operand: &Shape, index: &Shape, key: Option<&str>) -> Shape {
+        let mut out: Option<Shape> = None;
+        for alt in operand.alternatives() {
+            let s = match alt {
+                Shape::List(l) => l.elem.clone(),
+                Shape::Map(m) => m.val.clone(),
+                Shape::Json(v) => match key {
+                    Some(k) => Shape::Json(self.parts.key(*v, k)),
+                    None => match self.entry_key(index, *v) {
+                        Some(entry) => Shape::Json(self.parts.entry_value(entry)),
+                        None => Shape::Json(self.parts.member(*v)),
+                    },
+                },
+                Shape::Object(obj, path) => match key {
+                    Some(k) => self.select(alt, k),
+                    None if &*obj.name == "event" => self.any_event_field(path),
+                    None => Shape::Unknown,
+                },
+                Shape::Unknown => Shape::Unknown,
+                _ => Shape::Scalar,
+            };
+            out = Some(out.map_or(s.clone(), |o| o.union(s)));
+        }
+        out.unwrap_or(Shape::Scalar)
+    }
+
+    /// The entry an index names when the index is the key of an entry of `object`: the
+    /// iteration variable of a comprehension over `object`, which is known to be an object.
+    fn entry_key(&self, index: &Shape, object: Var) -> Option<Var> {
+        let Shape::Json(x) = index else {
+            return None;
+        };
+        let part = self.parts.part(*x);
+        (part.parent == Some(object)
+            && part.kind == PartKind::Element
+            && self.parts.part(object).object)
+            .then_some(*x)
+    }
+
+    /// Names the part a value occupies, when it is one part of an event.
+    pub(super) fn describe_shape(&self, shape: &Shape) -> Option<String> {
+        let v = match shape {
+            Shape::Json(v) => *v,
+            Shape::Str { max, .. } => match max.vars().as_slice() {
+                [v] => *v,
+                _ => return None,
+            },
+            _ => return None,
+        };
+        let part = self.parts.part(v);
+        Some(format!("{} ≤ {} bytes", part.name, units(part.cap)))
+    }
+}

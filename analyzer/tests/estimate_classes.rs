@@ -1,0 +1,130 @@
+//! The classes of unsound estimates found by attacking the estimator, each on the event that
+//! exposes it: the metered cost must never exceed the estimate's max. Every test here failed on
+//! the estimator before the rule it names was fixed (docs/cost-model.md §3 and §4 state the
+//! rules and their proofs).
+
+use ozcheck_analyzer::check::Env;
+use ozcheck_analyzer::eval::{Event, Limits, Program};
+use ozcheck_analyzer::{EventBounds, Options, check_filter, compile};
+use serde_json::{Value, json};
+
+/// Metered cost of `source` on an event with these attributes and text (no cost limit).
+fn metered(source: &str, attributes: &Value, text: &str, action: &str) -> u64 {
+    let options = Options::default();
+    let checked = compile(source, &Env::filter(), &options).expect("compiles");
+    let program = Program::from_checked(&checked).expect("program");
+    let raw = json!({
+        "id": "1", "source": "s", "type": "t", "action": action, "subject": "",
+        "text": text, "attributes": attributes,
+    });
+    let event = Event::from_value(&raw, &EventBounds::DEFAULT).expect("within bounds");
+    let limits = Limits::default()
+        .with_cost(None)
+        .with_deadline(std::time::Duration::from_secs(3600));
+    match program.eval_event(&event, &limits) {
+        Ok(done) => done.cost,
+        Err(err) => err.cost(),
+    }
+}
+
+fn assert_sound(source: &str, attributes: &Value, text: &str, action: &str) -> (u64, u64) {
+    let max = check_filter(source, &Options::default())
+        .cost
+        .expect("estimated")
+        .max;
+    let cost = metered(source, attributes, text, action);
+    assert!(cost <= max, "{source}: metered {cost} > estimated {max}");
+    (cost, max)
+}
+
+/// The largest `n` for which `make(n)` fits the default attribute bound.
+fn fill(make: impl Fn(usize) -> Value) -> Value {
+    let fits = |n: usize| {
+        serde_json::to_string(&make(n)).unwrap().len() as u64 <= EventBounds::DEFAULT.attributes
+    };
+    let mut n = 0;
+    while fits(n + 64) {
+        n += 64;
+    }
+    while fits(n + 1) {
+        n += 1;
+    }
+    make(n)
+}
+
+/// Rule: a host object is a map from its field names to their values, so iterating `event`
+/// visits seven keys (it was priced as zero iterations).
+#[test]
+fn iterating_the_event_counts_its_fields() {
+    let attributes = fill(|n| json!({ "a": vec![0; n] }));
+    let text = "x".repeat(16 * 1024);
+    let heavy = "event.exists(k, event.attributes.a.exists(x, event.text.contains(string(x))))";
+    assert_sound(heavy, &attributes, &text, "");
+    let (cost, max) = assert_sound("event.all(k, k.size() > 0)", &attributes, &text, "");
+    assert!(cost > 7 * 3, "{cost}");
+    assert!(max < 100, "{max}");
+    // A field reached by a key computed at run time is any of the seven.
+    assert_sound(
+        "event.exists(k, event[k] == event.text)",
+        &attributes,
+        &text,
+        "",
+    );
+}
+
+/// Rule: the value `m[k]` is the entry `k` itself only when `m` is known to be an object; a
+/// list indexed by one of its own elements may reach its largest element every time.
+#[test]
+fn a_list_indexed_by_its_own_elements_reaches_its_largest_element() {
+    let attributes = fill(|n| {
+        let mut items = vec![json!(400); 400];
+        items.push(json!("y".repeat(n)));
+        json!({ "a": items })
+    });
+    let source = "event.attributes.a.exists(i, event.attributes.a[i].contains('x'))";
+    assert_sound(source, &attributes, "", "");
+}
+
+/// Rule: the value of an entry is not a key of its map: `m[m[k]]` may be any entry.
+#[test]
+fn the_value_of_an_entry_used_as_a_key_reaches_any_entry() {
+    let attributes = fill(|n| {
+        let mut map = serde_json::Map::new();
+        for i in 0..500 {
+            map.insert(format!("k{i}"), json!("big"));
+        }
+        map.insert("big".to_owned(), json!("z".repeat(n)));
+        Value::Object(map)
+    });
+    let source = "event.attributes.exists(k, event.attributes[event.attributes[k]].contains('x'))";
+    assert_sound(source, &attributes, "", "");
+}
+
+/// Rule: a member under a key computed at run time may be of any kind, not the object its
+/// parent is: a list of `b/2` elements for `in` and for iteration.
+#[test]
+fn a_member_under_a_computed_key_may_be_a_list() {
+    let attributes = fill(|n| json!({ "l": vec![0; n] }));
+    assert_sound(
+        "event.text in event.attributes[event.action]",
+        &attributes,
+        "",
+        "l",
+    );
+    assert_sound(
+        "event.attributes[event.action].exists(x, x == 1)",
+        &attributes,
+        "",
+        "l",
+    );
+}
+
+/// Rule: equality is charged by the sizes of both sides whatever their kinds, so a string
+/// compared with a list costs a traversal of the smaller size, not one call.
+#[test]
+fn equality_across_kinds_is_priced_by_size() {
+    let attributes = fill(|n| json!({ "a": vec![0; n / 2], "b": vec![0; n / 2] }));
+    let text = "x".repeat(16 * 1024);
+    let source = "[event.attributes.a.map(x, x)].exists(l, event.attributes.b.exists(y, l == dyn(event.text)))";
+    assert_sound(source, &attributes, &text, "");
+}
