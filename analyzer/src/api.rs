@@ -4,6 +4,7 @@
 use crate::check::{self, Checked, Env};
 use crate::cost::{self, CostRange};
 use crate::syntax;
+use crate::witness::{self, Effort, Witness};
 use crate::{Diagnostic, Options};
 
 /// Whether an expression may run.
@@ -54,28 +55,44 @@ pub fn check_filter(source: &str, options: &Options) -> Report {
 /// Checks an expression in any environment.
 pub fn check_expression(source: &str, env: &Env, options: &Options) -> Report {
     match compile(source, env, options) {
-        Ok(checked) => {
-            let estimate = cost::estimate(&checked, env, options);
-            let diagnostics: Vec<Diagnostic> = cost::diagnostic(&estimate, options.limit)
-                .into_iter()
-                .collect();
-            Report {
-                verdict: if diagnostics.iter().any(Diagnostic::is_error) {
-                    Verdict::Refused
-                } else {
-                    Verdict::Accepted
-                },
-                cost: Some(estimate.cost),
-                limit: options.limit,
-                diagnostics,
-            }
-        }
+        Ok(checked) => verdict(&cost::estimate(&checked, env, options), options),
         Err(diagnostics) => Report {
             verdict: Verdict::Refused,
             cost: None,
             limit: options.limit,
             diagnostics,
         },
+    }
+}
+
+/// Checks an expression and builds its witness: the heaviest event within `options.bounds`
+/// that its estimate's derivation leads to, with the metered cost on it ([`witness::build`],
+/// searching as hard as [`Effort::for_limit`] says). The witness is `None` when the expression
+/// does not compile or its environment is not an event filter's.
+pub fn check_with_witness(source: &str, env: &Env, options: &Options) -> (Report, Option<Witness>) {
+    let checked = match compile(source, env, options) {
+        Ok(checked) => checked,
+        Err(_) => return (check_expression(source, env, options), None),
+    };
+    let estimate = cost::estimate(&checked, env, options);
+    let effort = Effort::for_limit(options.limit, estimate.cost.max);
+    let witness = witness::build(&checked, env, &estimate, options, effort);
+    (verdict(&estimate, options), witness)
+}
+
+fn verdict(estimate: &cost::Estimate, options: &Options) -> Report {
+    let diagnostics: Vec<Diagnostic> = cost::diagnostic(estimate, options.limit)
+        .into_iter()
+        .collect();
+    Report {
+        verdict: if diagnostics.iter().any(Diagnostic::is_error) {
+            Verdict::Refused
+        } else {
+            Verdict::Accepted
+        },
+        cost: Some(estimate.cost),
+        limit: options.limit,
+        diagnostics,
     }
 }
 

@@ -63,8 +63,12 @@ pub mod testgen;
 pub mod testing;
 pub mod types;
 pub mod wait_args;
+pub mod witness;
 
-pub use api::{Report, Verdict, check_expression, check_filter, compile, explain_expression};
+pub use api::{
+    Report, Verdict, check_expression, check_filter, check_with_witness, compile,
+    explain_expression,
+};
 pub use bounds::EventBounds;
 pub use cost::CostRange;
 pub use diagnostic::{Diagnostic, Severity, SourceDiagnostic};

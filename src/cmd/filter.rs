@@ -56,6 +56,11 @@ pub struct FilterArgs {
     /// Print the cost tree: every sub-expression's range and the size assumption behind it.
     #[arg(long)]
     pub explain: bool,
+    /// Write the heaviest event within the bounds that the estimate leads to (JSON that
+    /// `ozcheck eval --event` reads) to this file; for a refused filter, an event on which the
+    /// metered evaluation passes the limit.
+    #[arg(long, value_name = "FILE")]
+    pub witness: Option<PathBuf>,
     /// Output format.
     #[arg(long, value_enum, default_value = "full")]
     pub format: Format,
@@ -89,10 +94,32 @@ pub fn run(args: &FilterArgs) -> ExitCode {
         Context::When => Env::when(true, &[]),
         Context::Template => Env::template(true, &[]),
     };
-    let report = ozcheck_analyzer::check_expression(&source, &env, &options);
+    let (report, witness) = match &args.witness {
+        Some(_) => ozcheck_analyzer::check_with_witness(&source, &env, &options),
+        None => (
+            ozcheck_analyzer::check_expression(&source, &env, &options),
+            None,
+        ),
+    };
+    if let Some(path) = &args.witness {
+        let Some(witness) = &witness else {
+            eprintln!(
+                "error: no witness: the expression does not compile, or its context is not an event filter"
+            );
+            return ExitCode::from(2);
+        };
+        if let Err(err) = std::fs::write(path, format!("{}\n", witness.event)) {
+            eprintln!("error: cannot write {}: {err}", path.display());
+            return ExitCode::from(2);
+        }
+    }
     match args.format {
         Format::Json => {
             let mut value = json(&report);
+            if let Some(witness) = &witness {
+                value["witness_cost"] = witness.cost.into();
+                value["witness_complete"] = witness.complete.into();
+            }
             if args.explain {
                 // The tree rides along as one extra field; the contract's fields stay as they are.
                 if let Ok(tree) = ozcheck_analyzer::explain_expression(&source, &env, &options) {
@@ -103,6 +130,15 @@ pub fn run(args: &FilterArgs) -> ExitCode {
         }
         Format::Full => {
             print!("{}", full(&source, &report));
+            if let (Some(witness), Some(path)) = (&witness, &args.witness) {
+                let reached = if witness.complete { "" } else { "more than " };
+                println!(
+                    "witness: {} costs {reached}{} (evaluated {} candidates)",
+                    path.display(),
+                    witness.cost,
+                    witness.evaluations
+                );
+            }
             if args.explain {
                 if let Ok(tree) = ozcheck_analyzer::explain_expression(&source, &env, &options) {
                     print!("\n{tree}");

@@ -6,6 +6,7 @@
 //! a symbolic size is bounded by `n / 10 + 9 / 10`; of a constant size it is exact.
 
 use super::estimate::{Val, Walker};
+use super::parts::Uses;
 use super::poly::Poly;
 use super::shape::{ListShape, Shape};
 use super::table;
@@ -68,6 +69,14 @@ pub(crate) fn call(w: &mut Walker<'_>, function: &str, operands: &[Val]) -> Val 
 
 fn own_cost(w: &mut Walker<'_>, function: &str, ops: &[Val]) -> (Poly, u64, Shape) {
     let call = || Poly::constant(table::CALL as f64);
+    if matches!(
+        function,
+        "contains" | "startsWith" | "endsWith" | "matches" | "string" | "bytes"
+    ) {
+        for op in ops {
+            w.parts.note(op.shape.part_vars(), Uses::STRING);
+        }
+    }
     let (cost, min, shape) = match (function, ops) {
         ("contains", [haystack, needle]) => {
             match (haystack.shape.as_str(), needle.shape.as_str()) {
@@ -163,6 +172,19 @@ fn conversion(w: &Walker<'_>, x: &Val) -> (Poly, u64, Shape) {
 pub(crate) fn binary(w: &mut Walker<'_>, op: BinaryOp, l: &Val, r: &Val) -> Val {
     let operands = l.max.add(&r.max);
     let operands_min = l.min.saturating_add(r.min);
+    let noted = match op {
+        BinaryOp::Eq | BinaryOp::Ne => Some((Uses::COMPARED, Uses::COMPARED)),
+        BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge => {
+            Some((Uses::STRING, Uses::STRING))
+        }
+        BinaryOp::In => Some((Uses::NONE, Uses::LIST)),
+        BinaryOp::Add => Some((Uses::CONCATENATED, Uses::CONCATENATED)),
+        _ => None,
+    };
+    if let Some((left, right)) = noted {
+        w.parts.note(l.shape.part_vars(), left);
+        w.parts.note(r.shape.part_vars(), right);
+    }
     let (own, own_min, shape) = match op {
         // The right operand may be skipped: the least cost is the left operand's alone.
         BinaryOp::And | BinaryOp::Or => {

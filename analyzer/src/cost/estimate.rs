@@ -4,8 +4,8 @@
 
 use super::calls;
 use super::model::{CostModel, SizeModel};
-use super::parts::Parts;
-use super::poly::Poly;
+use super::parts::{Part, Parts};
+use super::poly::{Mono, Poly};
 use super::shape::{ListShape, MapShape, Shape, UNBOUNDED};
 use super::table;
 use crate::Options;
@@ -40,6 +40,18 @@ pub struct Estimate {
     pub root: NodeId,
     /// The size assumption behind the root's max, in words.
     pub assumption: String,
+    /// How the estimate was derived (read by the witness builder).
+    pub derivation: Derivation,
+}
+
+/// How an estimate was derived, for the witness builder: the parts of the event it reasons
+/// about with the uses the expression makes of each, and the monomial of its largest term,
+/// whose exponents say how the worst case splits a shared budget (AM-GM, docs/cost-model.md
+/// §4).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Derivation {
+    pub(crate) parts: Vec<Part>,
+    pub(crate) worst: Mono,
 }
 
 /// The estimate of one node.
@@ -79,6 +91,10 @@ pub fn estimate(checked: &Checked, env: &Env, options: &Options) -> Estimate {
     let val = walker.visit(root);
     let max = units(walker.parts.maximize(&val.max));
     let assumption = walker.parts.describe_worst_case(&val.max);
+    let derivation = Derivation {
+        worst: walker.parts.dominant_term(&val.max).unwrap_or_default(),
+        parts: walker.parts.all().to_vec(),
+    };
     Estimate {
         cost: CostRange {
             min: val.min.min(max),
@@ -87,6 +103,7 @@ pub fn estimate(checked: &Checked, env: &Env, options: &Options) -> Estimate {
         nodes: walker.nodes,
         root,
         assumption,
+        derivation,
     }
 }
 

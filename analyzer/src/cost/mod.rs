@@ -9,12 +9,12 @@ mod calls;
 mod estimate;
 mod explain;
 pub mod model;
-mod parts;
-mod poly;
+pub(crate) mod parts;
+pub(crate) mod poly;
 mod shape;
 pub mod table;
 
-pub use estimate::{CostRange, Estimate, NodeCost, estimate};
+pub use estimate::{CostRange, Derivation, Estimate, NodeCost, estimate};
 pub use explain::{diagnostic, dominant, explain};
 pub use model::{CostModel, SizeModel};
 pub use table::{COST_MODEL_VERSION, DEFAULT_COST_LIMIT};

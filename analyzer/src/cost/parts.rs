@@ -11,7 +11,7 @@
 use std::collections::HashMap;
 
 use super::model::SizeModel;
-use super::poly::{Poly, Var};
+use super::poly::{Mono, Poly, Var};
 use crate::EventBounds;
 
 /// Smallest compact-JSON element of a list: one byte (`0`), plus its comma.
@@ -40,7 +40,7 @@ pub(crate) enum PartKind {
 }
 
 /// One region of an event whose byte size is a variable.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub(crate) struct Part {
     /// The enclosing part.
     pub(crate) parent: Option<Var>,
@@ -54,6 +54,41 @@ pub(crate) struct Part {
     pub(crate) object: bool,
     /// A name for explanations.
     pub(crate) name: String,
+    /// How the expression uses the value in it (for the witness builder).
+    pub(crate) uses: Uses,
+}
+
+/// How an expression uses the value of a part, as far as the kind of its costliest value goes:
+/// what the witness builder reads to decide whether a part should be a string, a list or an
+/// object. A set of flags; it never changes a cost.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Uses(u8);
+
+impl Uses {
+    /// Not used by any sized operation.
+    pub(crate) const NONE: Uses = Uses(0);
+    /// The range of a comprehension.
+    pub(crate) const ITERATED: Uses = Uses(1);
+    /// An operand of a string operation (`contains`, `matches`, `startsWith`, ordering, a
+    /// conversion).
+    pub(crate) const STRING: Uses = Uses(2);
+    /// The container of `in`.
+    pub(crate) const LIST: Uses = Uses(4);
+    /// An operand of `==` or `!=`, priced by its size whatever its kind.
+    pub(crate) const COMPARED: Uses = Uses(8);
+    /// An operand of `+` (strings, bytes or lists).
+    pub(crate) const CONCATENATED: Uses = Uses(16);
+
+    /// Whether every flag of `other` is set.
+    pub(crate) fn contains(self, other: Uses) -> bool {
+        self.0 & other.0 == other.0 && other.0 != 0
+    }
+
+    /// Both sets of flags.
+    #[must_use]
+    pub(crate) fn with(self, other: Uses) -> Uses {
+        Uses(self.0 | other.0)
+    }
 }
 
 /// The registry of parts met so far in one estimate.
@@ -79,6 +114,20 @@ impl Parts {
 
     pub(crate) fn part(&self, v: Var) -> &Part {
         &self.all[v as usize]
+    }
+
+    /// Every part, indexed by its variable.
+    pub(crate) fn all(&self) -> &[Part] {
+        &self.all
+    }
+
+    /// Records that the expression uses the values of these parts so.
+    pub(crate) fn note(&mut self, vars: impl IntoIterator<Item = Var>, uses: Uses) {
+        for v in vars {
+            if let Some(part) = self.all.get_mut(v as usize) {
+                part.uses = part.uses.with(uses);
+            }
+        }
     }
 
     pub(crate) fn bounds(&self) -> EventBounds {
@@ -110,6 +159,7 @@ impl Parts {
             overhead: 0.0,
             object,
             name: name.to_owned(),
+            uses: Uses::NONE,
         })
     }
 
@@ -131,6 +181,7 @@ impl Parts {
             overhead,
             object: false,
             name,
+            uses: Uses::NONE,
         })
     }
 
@@ -159,6 +210,7 @@ impl Parts {
             overhead: 0.0,
             object: false,
             name,
+            uses: Uses::NONE,
         })
     }
 
@@ -177,6 +229,7 @@ impl Parts {
             overhead: 0.0,
             object: false,
             name,
+            uses: Uses::NONE,
         })
     }
 
@@ -315,16 +368,20 @@ impl Parts {
         shared_max.min(independent())
     }
 
-    /// Says which sizes the largest term of `p` peaks at, for explanations.
-    pub(crate) fn describe_worst_case(&self, p: &Poly) -> String {
-        let worst = p
-            .terms()
+    /// The term of `p` with the largest maximum (its monomial), if any term has a variable.
+    pub(crate) fn dominant_term(&self, p: &Poly) -> Option<Mono> {
+        p.terms()
             .iter()
             .filter(|(m, _)| !m.is_empty())
             .max_by(|(a, ca), (b, cb)| {
                 (ca * self.maximize_mono(a)).total_cmp(&(cb * self.maximize_mono(b)))
-            });
-        let Some((mono, _)) = worst else {
+            })
+            .map(|(m, _)| m.clone())
+    }
+
+    /// Says which sizes the largest term of `p` peaks at, for explanations.
+    pub(crate) fn describe_worst_case(&self, p: &Poly) -> String {
+        let Some(mono) = self.dominant_term(p) else {
             return "no cost depends on the event's size".to_owned();
         };
         let mut roots: Vec<Var> = mono.iter().map(|&(v, _)| self.budget_root(v)).collect();

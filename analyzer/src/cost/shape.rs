@@ -200,6 +200,20 @@ impl Shape {
         out
     }
 
+    /// The event parts the value may occupy or whose sizes bound it: what a use of the value
+    /// says about those parts (see [`Parts::note`]).
+    pub(crate) fn part_vars(&self) -> Vec<Var> {
+        let mut vars = Vec::new();
+        for alt in self.alternatives() {
+            match alt {
+                Shape::Json(v) => vars.push(*v),
+                Shape::Str { max, .. } => vars.extend(max.vars()),
+                _ => {}
+            }
+        }
+        vars
+    }
+
     /// Lower bound on the byte length when the value is certainly a string.
     pub(crate) fn str_min(&self) -> u64 {
         match self {

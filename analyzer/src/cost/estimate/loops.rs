@@ -4,6 +4,7 @@
 use std::collections::HashMap;
 
 use super::super::model::SizeModel;
+use super::super::parts::Uses;
 use super::super::poly::{Poly, Var};
 use super::super::shape::{ListShape, Shape, UNBOUNDED};
 use super::super::table;
@@ -62,6 +63,7 @@ impl<'a> Walker<'a> {
                     sum: None,
                 },
                 Shape::Json(v) => {
+                    self.parts.note([*v], Uses::ITERATED);
                     let x = self.parts.element(*v);
                     Iteration {
                         count: self.parts.count(*v),

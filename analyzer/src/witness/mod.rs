@@ -1,0 +1,99 @@
+//! Witnesses: for a filter over `event`, the heaviest event within bounds that the estimate's
+//! own derivation lets us build, with its metered cost. For a refused filter it is a replayable
+//! proof of the refusal (its metered cost exceeds the limit); for an accepted one, the event that
+//! comes closest to the estimate, which measures how tight the estimate is.
+//!
+//! The estimate names every part of the event it reasons about (`event.text`, a member under a
+//! constant key, the elements of an iterated list, a member under a computed key…), how the
+//! expression uses each, and the monomial of its largest term, whose exponents say how the worst
+//! case splits the shared attributes budget. [`plan`] turns that into a template of slots with
+//! candidate kinds and contents, [`render`] writes a template under one set of choices as compact
+//! JSON that fits the bounds exactly as the runtime measures them, and [`search`] climbs the
+//! choices with the metered evaluator as the judge.
+//!
+//! Extending to new functions or node kinds: the witness reads only the derivation, so a new
+//! function needs nothing here unless it uses a part in a new way; then give it a [`Uses`] flag
+//! where the estimator prices it (`cost/calls.rs`) and a line in `plan::kinds` saying which kind
+//! of value makes that use expensive. A new kind of part needs a branch in `plan::Builder::group`.
+//!
+//! [`Uses`]: crate::cost::parts::Uses
+
+mod plan;
+mod render;
+mod search;
+
+use crate::Options;
+use crate::check::{Checked, Env, EnvKind};
+use crate::cost::Estimate;
+use crate::eval::Program;
+
+/// The heaviest event found for a filter.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Witness {
+    /// The event, as compact JSON within the bounds the filter was estimated for (the text
+    /// `ozcheck eval --event` reads).
+    pub event: String,
+    /// The metered cost of the filter on it. When `complete` is false the evaluation was stopped
+    /// at the search cap and this is the cost it would have reached at that point (more than the
+    /// cap).
+    pub cost: u64,
+    /// Whether the evaluation ran to its end.
+    pub complete: bool,
+    /// How many candidate events were evaluated.
+    pub evaluations: usize,
+}
+
+/// How hard the search tries.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Effort {
+    /// Evaluations stop at this cost: the search for a refused filter can end as soon as one
+    /// candidate passes the limit, and no evaluation does more work than this.
+    pub cap: u64,
+    /// At most this many candidate evaluations.
+    pub evaluations: usize,
+}
+
+impl Effort {
+    /// What `ozcheck filter --witness` spends: evaluations up to the estimate's max, but at
+    /// least just past the limit and at most sixteen limits, and 400 candidates.
+    pub fn for_limit(limit: u64, estimate_max: u64) -> Effort {
+        Effort {
+            cap: estimate_max
+                .min(limit.saturating_mul(16))
+                .max(limit.saturating_add(1)),
+            evaluations: 400,
+        }
+    }
+}
+
+/// Builds the witness of a checked filter from its estimate. `None` when the environment is
+/// not an event filter's (only `event` is bound) or the expression cannot be prepared for
+/// evaluation.
+pub fn build(
+    checked: &Checked,
+    env: &Env,
+    estimate: &Estimate,
+    options: &Options,
+    effort: Effort,
+) -> Option<Witness> {
+    if !matches!(env.kind(), EnvKind::Filter | EnvKind::Sender) {
+        return None;
+    }
+    let program = Program::from_checked(checked).ok()?;
+    let template = plan::template(&estimate.derivation, &checked.ast);
+    let found = search::Search::new(
+        &template,
+        &program,
+        options.bounds,
+        options.model,
+        effort.cap,
+        effort.evaluations,
+    )
+    .run();
+    Some(Witness {
+        event: found.event,
+        cost: found.cost,
+        complete: !found.stopped,
+        evaluations: found.evaluations,
+    })
+}

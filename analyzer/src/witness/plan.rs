@@ -1,0 +1,276 @@
+//! The witness template: one slot per group of event parts the estimate reasons about, built
+//! from the estimate's derivation (its part tree, the uses of each part, the monomial of its
+//! largest term) and the literals of the expression.
+//!
+//! A slot stands for one JSON value of the event: `event.text`, a header, `event.attributes`,
+//! a member under a constant key, the elements of a list (every comprehension over the same list
+//! contributes its element part to one slot), the value of the entries of an object, or a member
+//! reached by a key computed at run time. Its candidate kinds come from how the expression uses
+//! its parts, best guess first; the search (`search.rs`) picks among them.
+//!
+//! Extending: a new kind of part (`PartKind`) gets a branch in [`Builder::group`]; a new use
+//! (`Uses`) a line in [`kinds`].
+
+use std::collections::BTreeMap;
+
+use crate::cost::Derivation;
+use crate::cost::parts::{Part, PartKind, Uses};
+use crate::cost::poly::Var;
+use crate::syntax::{Ast, ExprKind, Literal};
+
+/// What kind of JSON value a slot renders as.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Kind {
+    /// A string.
+    Str,
+    /// A list of elements.
+    List,
+    /// An object: its constant-key members, a member for computed keys, and entries.
+    Object,
+    /// A number, bool or null.
+    Scalar,
+}
+
+/// One JSON value of the witness event.
+#[derive(Clone, Debug)]
+pub(crate) struct Slot {
+    /// Index of the slot's knobs in a choice vector.
+    pub(crate) id: usize,
+    /// Whether any part of the estimate stands for this slot (an unused header or text is
+    /// left empty).
+    pub(crate) used: bool,
+    /// Candidate kinds, best guess first.
+    pub(crate) kinds: Vec<Kind>,
+    /// Members under constant keys.
+    pub(crate) keys: Vec<(String, Slot)>,
+    /// The elements of a list, or the keys of the entries of an object.
+    pub(crate) element: Option<Box<Slot>>,
+    /// The values of the entries of an object.
+    pub(crate) value: Option<Box<Slot>>,
+    /// A member reached by a key or index computed at run time.
+    pub(crate) member: Option<Box<Slot>>,
+    /// How much of the worst-case monomial's degree lies inside this slot: the share of a
+    /// shared budget the worst case gives it (AM-GM).
+    pub(crate) weight: f64,
+}
+
+/// The template of a whole event.
+#[derive(Clone, Debug)]
+pub(crate) struct Template {
+    /// `event.text`.
+    pub(crate) text: Slot,
+    /// The five header fields, in [`crate::eval::HEADER_FIELDS`] order.
+    pub(crate) headers: Vec<Slot>,
+    /// `event.attributes`.
+    pub(crate) attributes: Slot,
+    /// Number of slots (choice vectors are this long per knob family).
+    pub(crate) slots: usize,
+    /// String literals of the expression, decoded.
+    pub(crate) strings: Vec<String>,
+    /// Integer literals of the expression.
+    pub(crate) ints: Vec<i64>,
+    /// The key under which objects hold their member for computed keys.
+    pub(crate) member_key: String,
+}
+
+/// Builds the template of the event a filter's worst case needs.
+pub(crate) fn template(derivation: &Derivation, ast: &Ast) -> Template {
+    let (strings, ints) = literals(ast);
+    let mut builder = Builder {
+        parts: &derivation.parts,
+        children: children(&derivation.parts),
+        worst: derivation
+            .worst
+            .iter()
+            .map(|&(v, e)| (v, f64::from(e)))
+            .collect(),
+        next: 0,
+    };
+    let root = |name: &str| {
+        derivation
+            .parts
+            .iter()
+            .position(|p| p.parent.is_none() && p.name == format!("event.{name}"))
+            .map(|v| vec![v as Var])
+            .unwrap_or_default()
+    };
+    let text = builder.group(&root("text"), Some(Kind::Str));
+    let headers = crate::eval::HEADER_FIELDS
+        .iter()
+        .map(|h| builder.group(&root(h), Some(Kind::Str)))
+        .collect();
+    let attributes = builder.group(&root("attributes"), Some(Kind::Object));
+    let member_key = ["m", "mm", "m0", "m1"]
+        .into_iter()
+        .find(|k| !strings.iter().any(|s| s == k))
+        .unwrap_or("m2")
+        .to_owned();
+    Template {
+        text,
+        headers,
+        attributes,
+        slots: builder.next,
+        strings,
+        ints,
+        member_key,
+    }
+}
+
+struct Builder<'a> {
+    parts: &'a [Part],
+    children: Vec<Vec<Var>>,
+    worst: Vec<(Var, f64)>,
+    next: usize,
+}
+
+impl Builder<'_> {
+    /// The slot of a group of parts that stand for the same JSON value.
+    fn group(&mut self, vars: &[Var], fixed: Option<Kind>) -> Slot {
+        let id = self.next;
+        self.next += 1;
+        let mut uses = Uses::NONE;
+        let mut keys: BTreeMap<String, Vec<Var>> = BTreeMap::new();
+        let (mut elements, mut members, mut values) = (Vec::new(), Vec::new(), Vec::new());
+        let mut object = false;
+        for &v in vars {
+            let part = &self.parts[v as usize];
+            uses = uses.with(part.uses);
+            object |= part.object;
+            for &c in &self.children[v as usize] {
+                match &self.parts[c as usize].kind {
+                    PartKind::Key(k) => keys.entry(k.to_string()).or_default().push(c),
+                    PartKind::Element => {
+                        elements.push(c);
+                        // The values of an object's entries are children of its elements.
+                        values.extend(
+                            self.children[c as usize]
+                                .iter()
+                                .copied()
+                                .filter(|&g| self.parts[g as usize].kind == PartKind::Value),
+                        );
+                    }
+                    PartKind::Member => members.push(c),
+                    PartKind::Value | PartKind::Root => {}
+                }
+            }
+        }
+        let weight = self.weight(vars);
+        let keys: Vec<(String, Slot)> = keys
+            .into_iter()
+            .map(|(k, vs)| (k, self.group(&vs, None)))
+            .collect();
+        let element = (!elements.is_empty()).then(|| Box::new(self.group(&elements, None)));
+        let value = (!values.is_empty()).then(|| Box::new(self.group(&values, None)));
+        let member = (!members.is_empty()).then(|| Box::new(self.group(&members, None)));
+        let kinds = match fixed {
+            Some(kind) => vec![kind],
+            None => kinds(
+                uses,
+                !keys.is_empty() || value.is_some() || object,
+                element.is_some(),
+                member.is_some(),
+            ),
+        };
+        Slot {
+            id,
+            used: !vars.is_empty(),
+            kinds,
+            keys,
+            element,
+            value,
+            member,
+            weight,
+        }
+    }
+
+    /// The degree of the worst monomial inside these parts (their subtrees included).
+    fn weight(&self, vars: &[Var]) -> f64 {
+        self.worst
+            .iter()
+            .filter(|(w, _)| vars.iter().any(|&v| self.encloses(v, *w)))
+            .map(|(_, e)| e)
+            .sum()
+    }
+
+    fn encloses(&self, a: Var, mut b: Var) -> bool {
+        loop {
+            if a == b {
+                return true;
+            }
+            match self.parts[b as usize].parent {
+                Some(p) => b = p,
+                None => return false,
+            }
+        }
+    }
+}
+
+/// Candidate kinds from the uses, best guess first. An object when members are selected from
+/// it; a list when it is iterated, searched by `in` or indexed at run time; a string when a
+/// string operation reads it; a scalar last (the smallest value, and the one that makes string
+/// operations fail without stopping a loop).
+fn kinds(uses: Uses, keyed: bool, elements: bool, member: bool) -> Vec<Kind> {
+    let mut out = Vec::new();
+    let mut add = |k: Kind| {
+        if !out.contains(&k) {
+            out.push(k);
+        }
+    };
+    if keyed {
+        add(Kind::Object);
+    }
+    if uses.contains(Uses::ITERATED) || uses.contains(Uses::LIST) || elements || member {
+        add(Kind::List);
+    }
+    if uses.contains(Uses::STRING) {
+        add(Kind::Str);
+    }
+    if uses.contains(Uses::ITERATED) || member {
+        add(Kind::Object);
+    }
+    if uses.contains(Uses::COMPARED) || uses.contains(Uses::CONCATENATED) {
+        add(Kind::Str);
+        add(Kind::List);
+    }
+    add(Kind::Scalar);
+    add(Kind::Str);
+    out
+}
+
+/// The children of every part, in creation order.
+fn children(parts: &[Part]) -> Vec<Vec<Var>> {
+    let mut out = vec![Vec::new(); parts.len()];
+    for (v, part) in parts.iter().enumerate() {
+        if let Some(p) = part.parent {
+            out[p as usize].push(v as Var);
+        }
+    }
+    out
+}
+
+/// The distinct string and integer literals of an expression (at most eight of each, the
+/// shortest strings first), the contents the search tries for strings and numbers.
+fn literals(ast: &Ast) -> (Vec<String>, Vec<i64>) {
+    let mut strings: Vec<String> = Vec::new();
+    let mut ints: Vec<i64> = Vec::new();
+    for node in ast.nodes() {
+        match &node.kind {
+            ExprKind::Literal(Literal::String(s)) if !strings.iter().any(|t| t == &**s) => {
+                strings.push(s.to_string());
+            }
+            ExprKind::Literal(Literal::Int(i)) if !ints.contains(i) => ints.push(*i),
+            ExprKind::Literal(Literal::Uint(u)) => {
+                if let Ok(i) = i64::try_from(*u) {
+                    if !ints.contains(&i) {
+                        ints.push(i);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    strings.sort_by_key(String::len);
+    strings.truncate(8);
+    ints.truncate(8);
+    (strings, ints)
+}

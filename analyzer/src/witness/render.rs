@@ -1,0 +1,546 @@
+//! Rendering a template under one set of choices into the compact JSON text of an event that
+//! fits its bounds exactly as the runtime measures them.
+//!
+//! Every slot renders at its least size plus at most the extra bytes it is given, so sizes add
+//! up before anything is written: the attributes object gets `bound − least size` extra bytes,
+//! shared among its growable members by weight, and so on down the tree. Strings grow by filler
+//! characters (one byte each), lists and objects by more elements or entries, or by larger ones.
+
+use std::fmt::Write as _;
+
+use super::plan::{Kind, Slot, Template};
+use crate::EventBounds;
+
+/// How a slot's content is chosen when it is a string.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Text {
+    /// The slot's own filler character, repeated.
+    Filler,
+    /// The empty string.
+    Empty,
+    /// A literal of the expression, exactly.
+    Exact(usize),
+    /// A literal, then filler.
+    Prefix(usize),
+    /// Filler, then a literal.
+    Suffix(usize),
+    /// The key objects hold their computed-key member under.
+    MemberKey,
+}
+
+/// How the elements (or entry values) of a container share its bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Spread {
+    /// As many elements as fit, each as small as it can be.
+    Least,
+    /// Elements of a few extra bytes each.
+    Small(u64),
+    /// Elements of about the square root of the container's size.
+    Root,
+    /// Two elements sharing everything.
+    Two,
+    /// One element taking everything.
+    One,
+    /// The computed-key member first, then elements `0` that index it.
+    Pointer,
+}
+
+const SPREADS: [Spread; 7] = [
+    Spread::Least,
+    Spread::Small(1),
+    Spread::Small(10),
+    Spread::Root,
+    Spread::Two,
+    Spread::One,
+    Spread::Pointer,
+];
+
+/// Number of scalar choices besides the literals.
+const SCALARS: usize = 8;
+
+/// One choice per knob: the kind, string content, scalar and spread of every slot, and how the
+/// attributes' budget is split among its members (0: by the worst monomial's weights, 1: evenly,
+/// `2 + i`: all to the `i`-th growable member).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub(crate) struct Choices {
+    pub(crate) kind: Vec<u8>,
+    pub(crate) text: Vec<u8>,
+    pub(crate) scalar: Vec<u8>,
+    pub(crate) spread: Vec<u8>,
+    pub(crate) split: u8,
+}
+
+impl Choices {
+    /// The best guesses: every knob at its first option.
+    pub(crate) fn first(template: &Template) -> Choices {
+        let n = template.slots;
+        Choices {
+            kind: vec![0; n],
+            text: vec![0; n],
+            scalar: vec![0; n],
+            spread: vec![0; n],
+            split: 0,
+        }
+    }
+}
+
+/// How many options each knob family has.
+pub(crate) fn text_options(t: &Template) -> usize {
+    3 + 3 * t.strings.len()
+}
+
+pub(crate) fn scalar_options(t: &Template) -> usize {
+    SCALARS + t.strings.len() + 3 * t.ints.len()
+}
+
+pub(crate) fn spread_options(slot: &Slot) -> usize {
+    if slot.member.is_some() {
+        SPREADS.len()
+    } else {
+        SPREADS.len() - 1
+    }
+}
+
+/// Renders events from one template.
+pub(crate) struct Renderer<'t> {
+    pub(crate) template: &'t Template,
+    pub(crate) choices: &'t Choices,
+    fillers: Vec<char>,
+}
+
+impl<'t> Renderer<'t> {
+    pub(crate) fn new(template: &'t Template, choices: &'t Choices) -> Self {
+        let used: String = template.strings.concat();
+        let mut fillers: Vec<char> = ('a'..='z').filter(|c| !used.contains(*c)).collect();
+        if fillers.is_empty() {
+            fillers = ('a'..='z').collect();
+        }
+        Renderer {
+            template,
+            choices,
+            fillers,
+        }
+    }
+
+    /// The event's compact JSON within `bounds`.
+    pub(crate) fn event(&self, bounds: &EventBounds) -> String {
+        let t = self.template;
+        let mut out = String::from("{");
+        for (i, (name, slot)) in crate::eval::HEADER_FIELDS
+            .iter()
+            .zip(&t.headers)
+            .enumerate()
+        {
+            if i > 0 {
+                out.push(',');
+            }
+            let _ = write!(out, "\"{name}\":");
+            self.string(slot, bounds.header_field, &mut out);
+        }
+        out.push_str(",\"text\":");
+        self.string(&t.text, bounds.text, &mut out);
+        out.push_str(",\"attributes\":");
+        let least = self.least(&t.attributes);
+        let extra = bounds.attributes.saturating_sub(least);
+        self.render_top(&t.attributes, extra, &mut out);
+        out.push('}');
+        out
+    }
+
+    /// A header or the text: a JSON string of at most `max` decoded bytes.
+    fn string(&self, slot: &Slot, max: u64, out: &mut String) {
+        let mut s = String::new();
+        self.render(slot, max, &mut s);
+        // A root string's bound is on its decoded bytes, not its JSON: re-render by length.
+        let text: String = serde_json::from_str(&s).unwrap_or_default();
+        let mut text = text;
+        while text.len() as u64 > max {
+            text.pop();
+        }
+        let _ = write!(out, "{}", serde_json::Value::String(text));
+    }
+
+    fn kind(&self, slot: &Slot) -> Kind {
+        let i = self.choices.kind[slot.id] as usize;
+        slot.kinds.get(i).copied().unwrap_or(slot.kinds[0])
+    }
+
+    fn text(&self, slot: &Slot) -> Text {
+        if !slot.used {
+            return Text::Empty;
+        }
+        let i = self.choices.text[slot.id] as usize;
+        let n = self.template.strings.len();
+        match i {
+            0 => Text::Filler,
+            1 => Text::Empty,
+            _ if i < 2 + 3 * n => match (i - 2) % 3 {
+                0 => Text::Exact((i - 2) / 3),
+                1 => Text::Prefix((i - 2) / 3),
+                _ => Text::Suffix((i - 2) / 3),
+            },
+            _ => Text::MemberKey,
+        }
+    }
+
+    fn spread(&self, slot: &Slot) -> Spread {
+        let i = self.choices.spread[slot.id] as usize;
+        match SPREADS.get(i) {
+            Some(Spread::Pointer) if slot.member.is_none() => Spread::Least,
+            Some(s) => *s,
+            None => Spread::Least,
+        }
+    }
+
+    fn filler(&self, slot: &Slot) -> char {
+        self.fillers[slot.id % self.fillers.len()]
+    }
+
+    /// Whether the slot is read under the current choices, from its parent's point of view:
+    /// the slots a choice can matter for.
+    pub(crate) fn active(&self, slot: &Slot, out: &mut Vec<usize>) {
+        out.push(slot.id);
+        match self.kind(slot) {
+            Kind::Object => {
+                for (_, child) in &slot.keys {
+                    self.active(child, out);
+                }
+                for child in [&slot.element, &slot.value, &slot.member]
+                    .into_iter()
+                    .flatten()
+                {
+                    self.active(child, out);
+                }
+            }
+            Kind::List => {
+                for child in [&slot.element, &slot.member].into_iter().flatten() {
+                    self.active(child, out);
+                }
+            }
+            Kind::Str | Kind::Scalar => {}
+        }
+    }
+
+    /// The least size of a slot's rendering.
+    pub(crate) fn least(&self, slot: &Slot) -> u64 {
+        let mut s = String::new();
+        self.render(slot, 0, &mut s);
+        s.len() as u64
+    }
+
+    /// Whether extra bytes make the slot larger.
+    fn growable(&self, slot: &Slot) -> bool {
+        match self.kind(slot) {
+            Kind::Str => !matches!(
+                self.text(slot),
+                Text::Empty | Text::Exact(_) | Text::MemberKey
+            ),
+            Kind::List => true,
+            Kind::Object => {
+                slot.element.is_some()
+                    || slot.member.is_some()
+                    || slot.keys.iter().any(|(_, c)| self.growable(c))
+            }
+            Kind::Scalar => false,
+        }
+    }
+
+    /// Renders a slot at its least size plus at most `extra` bytes.
+    pub(crate) fn render(&self, slot: &Slot, extra: u64, out: &mut String) {
+        match self.kind(slot) {
+            Kind::Str => self.render_str(slot, extra, out),
+            Kind::Scalar => self.render_scalar(slot, out),
+            Kind::List => self.render_list(slot, extra, out),
+            Kind::Object => self.render_object(slot, extra, false, out),
+        }
+    }
+
+    fn render_top(&self, slot: &Slot, extra: u64, out: &mut String) {
+        self.render_object(slot, extra, true, out);
+    }
+
+    fn render_str(&self, slot: &Slot, extra: u64, out: &mut String) {
+        let strings = &self.template.strings;
+        let fill =
+            |n: u64| -> String { std::iter::repeat_n(self.filler(slot), n as usize).collect() };
+        let text = match self.text(slot) {
+            Text::Filler => fill(1 + extra),
+            Text::Empty => String::new(),
+            Text::Exact(i) => strings[i].clone(),
+            Text::Prefix(i) => format!("{}{}", strings[i], fill(extra)),
+            Text::Suffix(i) => format!("{}{}", fill(extra), strings[i]),
+            Text::MemberKey => self.template.member_key.clone(),
+        };
+        let _ = write!(out, "{}", serde_json::Value::String(text));
+    }
+
+    fn render_scalar(&self, slot: &Slot, out: &mut String) {
+        let t = self.template;
+        let i = self.choices.scalar[slot.id] as usize;
+        let value = match i {
+            0 => serde_json::json!(slot.id),
+            1 => serde_json::json!(0),
+            2 => serde_json::json!(1),
+            3 => serde_json::json!(-1),
+            4 => serde_json::json!(true),
+            5 => serde_json::json!(false),
+            6 => serde_json::Value::Null,
+            7 => serde_json::json!(0.5),
+            _ if i < SCALARS + t.strings.len() => {
+                serde_json::Value::String(t.strings[i - SCALARS].clone())
+            }
+            _ => {
+                let j = i - SCALARS - t.strings.len();
+                let k = t.ints.get(j / 3).copied().unwrap_or(0);
+                serde_json::json!(match j % 3 {
+                    0 => k,
+                    1 => k.saturating_add(1),
+                    _ => k.saturating_sub(1),
+                })
+            }
+        };
+        let _ = write!(out, "{value}");
+    }
+
+    fn render_list(&self, slot: &Slot, extra: u64, out: &mut String) {
+        out.push('[');
+        let spread = self.spread(slot);
+        let mut budget = extra;
+        let mut first = true;
+        if let (Spread::Pointer, Some(member)) = (spread, &slot.member) {
+            let least = self.least(member);
+            if budget >= least {
+                let share = (budget - least) / 2;
+                let start = out.len();
+                self.render(member, share, out);
+                budget -= (out.len() - start) as u64;
+                first = false;
+            }
+            // Every other element is `0`: an index of the member.
+            while budget >= 2 || (first && budget >= 1) {
+                if first {
+                    out.push('0');
+                    budget -= 1;
+                    first = false;
+                } else {
+                    out.push_str(",0");
+                    budget -= 2;
+                }
+            }
+            out.push(']');
+            return;
+        }
+        let Some(element) = &slot.element else {
+            self.fill_scalars(budget, out);
+            out.push(']');
+            return;
+        };
+        self.repeat(element, spread, budget, &mut first, out);
+        out.push(']');
+    }
+
+    /// Elements `0` filling a list that nothing iterates (only its length matters).
+    fn fill_scalars(&self, budget: u64, out: &mut String) {
+        let n = (budget + 1) / 2;
+        for i in 0..n {
+            if i > 0 {
+                out.push(',');
+            }
+            out.push('0');
+        }
+    }
+
+    /// Renders copies of `element` spread over `budget` bytes (commas included): `n` copies of
+    /// `s` bytes take `n·s + n − 1`.
+    fn repeat(
+        &self,
+        element: &Slot,
+        spread: Spread,
+        budget: u64,
+        first: &mut bool,
+        out: &mut String,
+    ) {
+        let least = self.least(element);
+        let grows = self.growable(element);
+        let fit = |size: u64| (budget + 1) / (size + 1);
+        let (count, extra) = match spread {
+            Spread::One | Spread::Two if grows => {
+                let n = if spread == Spread::One { 1 } else { 2 };
+                let size = ((budget + 1) / n).saturating_sub(1);
+                if size >= least {
+                    (n, size - least)
+                } else {
+                    (fit(least), 0)
+                }
+            }
+            Spread::Small(k) if grows => (fit(least + k), k),
+            Spread::Root if grows => {
+                let k = (budget as f64).sqrt() as u64;
+                (fit(least + k), k)
+            }
+            _ => (fit(least), 0),
+        };
+        self.copies(element, count, extra, first, out);
+    }
+
+    fn copies(&self, element: &Slot, n: u64, extra: u64, first: &mut bool, out: &mut String) {
+        let mut one = String::new();
+        self.render(element, extra, &mut one);
+        for _ in 0..n {
+            if !*first {
+                out.push(',');
+            }
+            *first = false;
+            out.push_str(&one);
+        }
+    }
+
+    fn render_object(&self, slot: &Slot, extra: u64, top: bool, out: &mut String) {
+        out.push('{');
+        let mut first = true;
+        let mut entry = |out: &mut String, key: &str| {
+            if !first {
+                out.push(',');
+            }
+            first = false;
+            let _ = write!(out, "{}:", serde_json::Value::String(key.to_owned()));
+        };
+        // Who shares the extra bytes: growable members, the computed-key member, the entries.
+        let mut growers: Vec<(usize, f64)> = Vec::new();
+        for (i, (_, child)) in slot.keys.iter().enumerate() {
+            if self.growable(child) {
+                growers.push((i, child.weight));
+            }
+        }
+        let member_at = slot.keys.len();
+        if let Some(member) = &slot.member {
+            growers.push((member_at, member.weight));
+        }
+        let entries_at = member_at + 1;
+        if let Some(element) = &slot.element {
+            let w = element.weight + slot.value.as_ref().map_or(0.0, |v| v.weight);
+            growers.push((entries_at, w));
+        }
+        let shares = self.shares(&growers, extra, top);
+        let share = |i: usize| shares.iter().find(|(j, _)| *j == i).map_or(0, |(_, s)| *s);
+        for (i, (key, child)) in slot.keys.iter().enumerate() {
+            entry(out, key);
+            self.render(child, share(i), out);
+        }
+        if let Some(member) = &slot.member {
+            entry(out, &self.template.member_key);
+            self.render(member, share(member_at), out);
+        }
+        if slot.element.is_some() {
+            let taken: Vec<&str> = slot
+                .keys
+                .iter()
+                .map(|(k, _)| k.as_str())
+                .chain([self.template.member_key.as_str()])
+                .collect();
+            self.entries(slot, share(entries_at), &taken, first, out);
+        }
+        out.push('}');
+    }
+
+    /// Splits `extra` among the growers by weight (evenly when no weight is set), or as the
+    /// split choice says at the top level.
+    fn shares(&self, growers: &[(usize, f64)], extra: u64, top: bool) -> Vec<(usize, u64)> {
+        if growers.is_empty() {
+            return Vec::new();
+        }
+        let split = if top { self.choices.split } else { 0 };
+        let weights: Vec<f64> = match split {
+            0 if growers.iter().any(|(_, w)| *w > 0.0) => growers.iter().map(|(_, w)| *w).collect(),
+            0 | 1 => vec![1.0; growers.len()],
+            k => (0..growers.len())
+                .map(|i| if i == usize::from(k) - 2 { 1.0 } else { 0.0 })
+                .collect(),
+        };
+        let total: f64 = weights.iter().sum();
+        growers
+            .iter()
+            .zip(&weights)
+            .map(|((i, _), w)| {
+                let s = if total > 0.0 {
+                    (extra as f64 * w / total).floor() as u64
+                } else {
+                    0
+                };
+                (*i, s)
+            })
+            .collect()
+    }
+
+    /// The entries of an iterated object: distinct generated keys (after the element slot's
+    /// literal prefix, if it has one) with values from the value slot.
+    fn entries(&self, slot: &Slot, budget: u64, taken: &[&str], mut first: bool, out: &mut String) {
+        let element = slot
+            .element
+            .as_deref()
+            .expect("entries need an element slot");
+        let prefix = match (self.kind(element), self.text(element)) {
+            (Kind::Str, Text::Exact(i) | Text::Prefix(i)) => self.template.strings[i].clone(),
+            _ => String::new(),
+        };
+        let spread = self.spread(slot);
+        let mut value = String::new();
+        match &slot.value {
+            Some(v) => {
+                let least = self.least(v);
+                let extra = match spread {
+                    Spread::Small(k) => k,
+                    Spread::Root => (budget as f64).sqrt() as u64,
+                    Spread::Two => (budget / 2).saturating_sub(least + 8),
+                    Spread::One => budget.saturating_sub(least + 8),
+                    _ => 0,
+                };
+                self.render(v, extra, &mut value);
+            }
+            None => value.push('0'),
+        }
+        let mut left = budget;
+        let mut n = 0u64;
+        loop {
+            let key = format!("{prefix}{}", short_key(n));
+            n += 1;
+            if taken.contains(&key.as_str()) {
+                continue;
+            }
+            let key_json = serde_json::Value::String(key).to_string();
+            let size = key_json.len() as u64 + 1 + value.len() as u64 + u64::from(!first);
+            if size > left {
+                break;
+            }
+            left -= size;
+            if !first {
+                out.push(',');
+            }
+            first = false;
+            out.push_str(&key_json);
+            out.push(':');
+            out.push_str(&value);
+        }
+    }
+}
+
+/// The `n`-th shortest key made of characters that JSON writes as one byte each.
+fn short_key(mut n: u64) -> String {
+    const ALPHABET: &[u8] =
+        b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.~!#$%&'()*+,/:;<=>?@[]^`{|} ";
+    let base = ALPHABET.len() as u64;
+    let mut key = Vec::new();
+    let mut len = 0u32;
+    // Keys of length 0, then 1, then 2…: skip whole lengths first.
+    let mut block = 1u64;
+    while n >= block {
+        n -= block;
+        len += 1;
+        block = block.saturating_mul(base);
+    }
+    for _ in 0..len {
+        key.push(ALPHABET[(n % base) as usize]);
+        n /= base;
+    }
+    String::from_utf8(key).unwrap_or_default()
+}
