@@ -376,3 +376,95 @@ pub(crate) fn join(a: &Type, b: &Type) -> Type {
         _ => Type::Dyn,
     }
 }
+
+/// Every operator symbol of the tables (`[]` for indexing, `!` and `-_` for the unary
+/// operators, `&&` and `||` for the logical ones).
+pub(crate) const OPERATOR_SYMBOLS: &[&str] = &[
+    "+", "-", "*", "/", "%", "<", "<=", ">", ">=", "==", "!=", "in", "[]", "!", "-_", "&&", "||",
+];
+
+/// One entry of the tables: a function name or operator symbol with one of its overloads. The
+/// generators of `testgen` draw from these and count which ones they produced, so an overload
+/// added to a table is generated (and its absence from a coverage report noticed) without
+/// anyone having to remember it.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Entry {
+    /// The function name or operator symbol.
+    pub name: &'static str,
+    /// Whether `name` is an operator.
+    pub operator: bool,
+    /// The overload.
+    pub overload: Overload,
+}
+
+impl Entry {
+    /// A readable signature: `string.contains(string) -> bool`, `int + int -> int`.
+    pub(crate) fn label(&self) -> String {
+        let p = |p: &P| {
+            format!("{p:?}")
+                .to_lowercase()
+                .replace("lista", "list(A)")
+                .replace("mapkv", "map(K, V)")
+                .replace("typeofa", "type(A)")
+        };
+        let params: Vec<String> = self.overload.params.iter().map(p).collect();
+        let result = p(&self.overload.result);
+        let call = match (self.operator, params.as_slice()) {
+            (true, [x]) => format!("{}{x}", self.name.trim_end_matches('_')),
+            (true, [x, i]) if self.name == "[]" => format!("{x}[{i}]"),
+            (true, [x, y]) => format!("{x} {} {y}", self.name),
+            _ if self.overload.member => {
+                format!("{}.{}({})", params[0], self.name, params[1..].join(", "))
+            }
+            _ => format!("{}({})", self.name, params.join(", ")),
+        };
+        format!("{call} -> {result}")
+    }
+
+    /// Whether a call with these static argument types (the receiver first) selects this
+    /// overload without help from `dyn`: every concrete parameter gets exactly its type.
+    pub(crate) fn matches_exactly(&self, member: bool, args: &[Type]) -> bool {
+        self.overload.member == member
+            && self.overload.params.len() == args.len()
+            && self
+                .overload
+                .params
+                .iter()
+                .zip(args)
+                .all(|(p, ty)| match p {
+                    P::Bool => *ty == Type::Bool,
+                    P::Int => *ty == Type::Int,
+                    P::Uint => *ty == Type::Uint,
+                    P::Double => *ty == Type::Double,
+                    P::String => *ty == Type::String,
+                    P::Bytes => *ty == Type::Bytes,
+                    P::Timestamp => *ty == Type::Timestamp,
+                    P::Duration => *ty == Type::Duration,
+                    P::ListA => matches!(ty, Type::List(_)),
+                    P::MapKv => matches!(ty, Type::Map(..) | Type::Object(_)),
+                    P::A | P::K | P::V | P::Dyn | P::TypeOfA => *ty != Type::Error,
+                })
+    }
+}
+
+/// Every entry of the tables: each function with each of its overloads, then each operator.
+pub(crate) fn catalogue() -> Vec<Entry> {
+    let functions = FUNCTION_NAMES.iter().flat_map(|&name| {
+        overloads(name)
+            .unwrap_or(&[])
+            .iter()
+            .map(move |&overload| Entry {
+                name,
+                operator: false,
+                overload,
+            })
+    });
+    let operators = OPERATOR_SYMBOLS.iter().flat_map(|&name| {
+        operator_overloads(name).iter().map(move |&overload| Entry {
+            name,
+            operator: true,
+            overload,
+        })
+    });
+    functions.chain(operators).collect()
+}

@@ -8,7 +8,7 @@
 //! ([`crate::syntax::ParseOptions::max_depth`]), so the stack use is bounded too.
 
 mod env;
-mod functions;
+pub(crate) mod functions;
 mod messages;
 pub mod suggest;
 

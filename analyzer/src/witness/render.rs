@@ -41,7 +41,9 @@ pub(crate) enum Spread {
     Two,
     /// One element taking everything.
     One,
-    /// The computed-key member first, then elements `0` that index it.
+    /// One large element first (the computed-key member, else an entry value, else an
+    /// element), then elements `0` that index it: a list indexed by its own elements reaches
+    /// the large one every time.
     Pointer,
 }
 
@@ -84,6 +86,13 @@ impl Choices {
     }
 }
 
+/// The text option that names the computed-key member.
+pub(crate) const TEXT_MEMBER_KEY: u8 = 1;
+/// The spread option that puts the computed-key member first.
+pub(crate) const SPREAD_POINTER: u8 = 6;
+/// The spread option of one element taking everything.
+pub(crate) const SPREAD_ONE: u8 = 5;
+
 /// How many options each knob family has.
 pub(crate) fn text_options(t: &Template) -> usize {
     3 + 3 * t.strings.len()
@@ -94,7 +103,7 @@ pub(crate) fn scalar_options(t: &Template) -> usize {
 }
 
 pub(crate) fn spread_options(slot: &Slot) -> usize {
-    if slot.member.is_some() {
+    if slot.member.is_some() || slot.element.is_some() {
         SPREADS.len()
     } else {
         SPREADS.len() - 1
@@ -169,24 +178,25 @@ impl<'t> Renderer<'t> {
         if !slot.used {
             return Text::Empty;
         }
+        // The cheap tries first: the search may stop before the last options.
         let i = self.choices.text[slot.id] as usize;
         let n = self.template.strings.len();
         match i {
             0 => Text::Filler,
-            1 => Text::Empty,
-            _ if i < 2 + 3 * n => match (i - 2) % 3 {
-                0 => Text::Exact((i - 2) / 3),
-                1 => Text::Prefix((i - 2) / 3),
-                _ => Text::Suffix((i - 2) / 3),
-            },
-            _ => Text::MemberKey,
+            1 => Text::MemberKey,
+            2 => Text::Empty,
+            _ if i < 3 + n => Text::Exact(i - 3),
+            _ if i < 3 + 2 * n => Text::Prefix(i - 3 - n),
+            _ => Text::Suffix((i - 3 - 2 * n).min(n.saturating_sub(1))),
         }
     }
 
     fn spread(&self, slot: &Slot) -> Spread {
         let i = self.choices.spread[slot.id] as usize;
         match SPREADS.get(i) {
-            Some(Spread::Pointer) if slot.member.is_none() => Spread::Least,
+            Some(Spread::Pointer) if slot.member.is_none() && slot.element.is_none() => {
+                Spread::Least
+            }
             Some(s) => *s,
             None => Spread::Least,
         }
@@ -307,7 +317,12 @@ impl<'t> Renderer<'t> {
         let spread = self.spread(slot);
         let mut budget = extra;
         let mut first = true;
-        if let (Spread::Pointer, Some(member)) = (spread, &slot.member) {
+        let heavy = slot
+            .member
+            .as_deref()
+            .or(slot.value.as_deref())
+            .or(slot.element.as_deref());
+        if let (Spread::Pointer, Some(member)) = (spread, heavy) {
             let least = self.least(member);
             if budget >= least {
                 let share = (budget - least) / 2;

@@ -11,7 +11,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::plan::{Kind, Slot, Template};
-use super::render::{Choices, Renderer, scalar_options, spread_options, text_options};
+use super::render::{
+    Choices, Renderer, SPREAD_ONE, SPREAD_POINTER, TEXT_MEMBER_KEY, scalar_options, spread_options,
+    text_options,
+};
 use crate::EventBounds;
 use crate::cost::CostModel;
 use crate::eval::{EvalError, Event, Limits, ManualClock, Program, Stop};
@@ -66,11 +69,17 @@ impl<'a> Search<'a> {
         }
     }
 
-    /// Runs the coordinate ascent from the best guesses.
+    /// Runs the coordinate ascent from the best of a few whole-template strategies.
     pub(crate) fn run(mut self) -> Found {
         let slots = flatten(self.template);
         let mut state = Choices::first(self.template);
         let (mut best_event, mut best) = self.measure(&state);
+        for candidate in strategies(&state, &slots) {
+            let (event, cost) = self.measure(&candidate);
+            if cost.0 > best.0 {
+                (best_event, best, state) = (event, cost, candidate);
+            }
+        }
         'passes: for _ in 0..4 {
             let mut improved = false;
             for knob in self.knobs(&state, &slots) {
@@ -111,6 +120,8 @@ impl<'a> Search<'a> {
             renderer.active(h, &mut active);
         }
         renderer.active(&self.template.attributes, &mut active);
+        // The slots the worst case weighs first, then the others in template order.
+        active.sort_by(|a, b| slots[*b].weight.total_cmp(&slots[*a].weight));
         let mut knobs = vec![Knob::Split];
         for id in active {
             let slot = slots[id];
@@ -123,7 +134,8 @@ impl<'a> Search<'a> {
                 .copied()
                 .unwrap_or(slot.kinds[0]);
             match kind {
-                Kind::Str => knobs.push(Knob::Text(id)),
+                Kind::Str if slot.used => knobs.push(Knob::Text(id)),
+                Kind::Str => {}
                 Kind::Scalar => knobs.push(Knob::Scalar(id)),
                 Kind::List | Kind::Object => knobs.push(Knob::Spread(id)),
             }
@@ -164,6 +176,37 @@ impl<'a> Search<'a> {
             Err(e) => (e.cost(), false),
         }
     }
+}
+
+/// Whole-template alternatives to the best guesses, tried before the knobs one by one: every
+/// computed-key member reached (strings name it, lists hold it first), every container one
+/// large element, every slot a string where it may be one.
+fn strategies(first: &Choices, slots: &[&Slot]) -> Vec<Choices> {
+    let has_member = slots.iter().any(|s| s.member.is_some());
+    let mut out = Vec::new();
+    if has_member {
+        let mut members = first.clone();
+        for slot in slots {
+            if slot.kinds.contains(&Kind::Str) {
+                members.text[slot.id] = TEXT_MEMBER_KEY;
+            }
+            if slot.member.is_some() {
+                members.spread[slot.id] = SPREAD_POINTER;
+            }
+        }
+        out.push(members);
+    }
+    let mut one = first.clone();
+    let mut strings = first.clone();
+    for slot in slots {
+        one.spread[slot.id] = SPREAD_ONE;
+        if let Some(i) = slot.kinds.iter().position(|k| *k == Kind::Str) {
+            strings.kind[slot.id] = i as u8;
+        }
+    }
+    out.push(one);
+    out.push(strings);
+    out
 }
 
 /// Every slot of a template, indexed by id.
