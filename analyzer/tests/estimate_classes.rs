@@ -128,3 +128,57 @@ fn equality_across_kinds_is_priced_by_size() {
     let source = "[event.attributes.a.map(x, x)].exists(l, event.attributes.b.exists(y, l == dyn(event.text)))";
     assert_sound(source, &attributes, &text, "");
 }
+
+/// Rule: a formatted scalar is at most `SCALAR_STRING_MAX` bytes, so `string(x)` of a scalar is
+/// charged at most one call plus that much allocation.
+#[test]
+fn formatted_scalars_fit_their_bound() {
+    use ozcheck_analyzer::cost::table::SCALAR_STRING_MAX;
+    use ozcheck_analyzer::eval::{Activation, Value};
+    let extremes = [
+        "string(timestamp('9999-12-31T23:59:59.999999999Z'))",
+        "string(timestamp('0001-01-01T00:00:00.000000001Z'))",
+        "string(duration('-2562047h') - duration('1.999999999s'))",
+        "string(-9223372036854775807 - 1)",
+        "string(18446744073709551615u)",
+        "string(-2.2250738585072014e-308)",
+        "string(-1.7976931348623157e308)",
+        "string(-0.00012345678901234567)",
+        "string(-123456789012345678901.0)",
+        "string(dyn(type(timestamp(0))))",
+        "string(dyn(type(duration('1s'))))",
+        "string(false)",
+    ];
+    let options = Options::default();
+    for source in extremes {
+        let checked = compile(source, &Env::filter(), &options).expect("compiles");
+        let program = Program::from_checked(&checked).expect("program");
+        let done = program
+            .eval(&Activation::new(), &Limits::default())
+            .expect("evaluates");
+        let Value::String(text) = &done.value else {
+            panic!("{source}: {:?}", done.value);
+        };
+        assert!(
+            text.len() as u64 <= SCALAR_STRING_MAX,
+            "{source} formats to {} bytes: {text}",
+            text.len()
+        );
+        let max = check_filter(source, &options).cost.expect("estimated").max;
+        assert!(done.cost <= max, "{source}: {} > {max}", done.cost);
+    }
+}
+
+/// Rule: `string` of a string and `bytes` of bytes return their argument for one call; only the
+/// conversions between strings and bytes, and formatted scalars, build a new value.
+#[test]
+fn identity_conversions_cost_one_call() {
+    let options = Options::default();
+    let max = |s: &str| check_filter(s, &options).cost.expect("estimated").max;
+    assert!(max("string(event.text) == ''") < 10);
+    assert!(max("string(event.attributes.title) == ''") < 50);
+    assert!(max("bytes(event.text) == b''") > 16 * 1024);
+    let attributes = fill(|n| json!({ "title": "t".repeat(n) }));
+    assert_sound("bytes(event.attributes.title) == b''", &attributes, "", "");
+    assert_sound("string(event.attributes.title) == ''", &attributes, "", "");
+}

@@ -8,7 +8,7 @@
 //! Case `i` focuses on the `i`-th entry of the overload catalogue, then on each shape in turn,
 //! so a run of at least one cycle covers everything; the coverage report is printed and the test
 //! fails when an overload or a node kind was never produced. `SOUNDNESS_CASES` sets the number
-//! of cases (default 3,000) and `SOUNDNESS_SEED` the seed of the first (default: from the
+//! of cases (default 10,000) and `SOUNDNESS_SEED` the seed of the first (default: from the
 //! clock, printed, so a failure can be replayed).
 
 use std::sync::Arc;
@@ -26,7 +26,7 @@ fn env_u64(name: &str) -> Option<u64> {
 
 #[test]
 fn metered_cost_never_exceeds_the_estimate() {
-    let cases = env_u64("SOUNDNESS_CASES").unwrap_or(3_000);
+    let cases = env_u64("SOUNDNESS_CASES").unwrap_or(10_000);
     let base = env_u64("SOUNDNESS_SEED").unwrap_or_else(|| {
         std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)

@@ -11,6 +11,7 @@ use super::poly::Poly;
 use super::shape::{ListShape, Shape};
 use super::table;
 use crate::syntax::BinaryOp;
+use crate::types::Type;
 
 /// `max(CALL, x)` for a non-negative polynomial: raising the constant term suffices.
 fn sized(x: &Poly) -> Poly {
@@ -52,14 +53,14 @@ fn min_poly(a: Poly, b: Poly) -> Poly {
 
 /// The cost of a call on top of its operands' costs.
 /// The receiver of a member call comes first in `operands`.
-pub(crate) fn call(w: &mut Walker<'_>, function: &str, operands: &[Val]) -> Val {
+pub(crate) fn call(w: &mut Walker<'_>, function: &str, operands: &[Val], types: &[Type]) -> Val {
     let mut max = Poly::zero();
     let mut min = 0u64;
     for v in operands {
         max = max.add(&v.max);
         min = min.saturating_add(v.min);
     }
-    let (own, own_min, shape) = own_cost(w, function, operands);
+    let (own, own_min, shape) = own_cost(w, function, operands, types);
     Val {
         max: max.add(&own),
         min: min.saturating_add(own_min),
@@ -67,7 +68,7 @@ pub(crate) fn call(w: &mut Walker<'_>, function: &str, operands: &[Val]) -> Val 
     }
 }
 
-fn own_cost(w: &mut Walker<'_>, function: &str, ops: &[Val]) -> (Poly, u64, Shape) {
+fn own_cost(w: &mut Walker<'_>, function: &str, ops: &[Val], types: &[Type]) -> (Poly, u64, Shape) {
     let call = || Poly::constant(table::CALL as f64);
     if matches!(
         function,
@@ -104,7 +105,7 @@ fn own_cost(w: &mut Walker<'_>, function: &str, ops: &[Val]) -> (Poly, u64, Shap
             ),
             _ => (call(), table::CALL, Shape::Scalar),
         },
-        ("string" | "bytes", [x]) => conversion(w, x),
+        ("string" | "bytes", [x]) => conversion(w, function, x, types.first()),
         ("dyn", [x]) => (call(), table::CALL, x.shape.clone()),
         _ => (call(), table::CALL, Shape::Unknown),
     };
@@ -137,35 +138,78 @@ fn known_result(function: &str, shape: Shape) -> Shape {
     if scalar { Shape::Scalar } else { shape }
 }
 
-/// `string(x)` or `bytes(x)`: a copy or validation of a string, or a formatted scalar; both
-/// build a new value whose bytes are charged.
-fn conversion(w: &Walker<'_>, x: &Val) -> (Poly, u64, Shape) {
+/// `string(x)` or `bytes(x)`. The meter charges one call for the identity conversions
+/// (`string` of a string, `bytes` of bytes), a traversal plus the result's bytes for the
+/// conversions between strings and bytes, and one call plus the formatted result (at most
+/// `SCALAR_STRING_MAX` bytes) for a scalar. The checker's type of `x` says which of these can
+/// happen; a JSON value of the event is a string or a scalar, never bytes.
+fn conversion(w: &Walker<'_>, function: &str, x: &Val, ty: Option<&Type>) -> (Poly, u64, Shape) {
+    let call = || Poly::constant(table::CALL as f64);
+    let identity = match function {
+        "string" => Type::String,
+        _ => Type::Bytes,
+    };
+    let other = match function {
+        "string" => Type::Bytes,
+        _ => Type::String,
+    };
+    // The least charge is never below one call; the lower bound stays the traversal of the
+    // shortest argument, as cel-go states it.
+    let ty = ty.unwrap_or(&Type::Dyn);
     let mut cost: Option<Poly> = None;
     let mut shape: Option<Shape> = None;
+    let mut add = |c: Poly, s: Shape| {
+        cost = Some(cost.take().map_or(c.clone(), |k| k.max(&c)));
+        shape = Some(shape.take().map_or(s.clone(), |k| k.union(s)));
+    };
     if let Some(len) = x.shape.as_str() {
-        let alloc = len.scale(w.model.alloc(table::ALLOC_PER_BYTE) as f64);
-        cost = Some(sized(&traversal(&len)).add(&alloc));
-        shape = Some(Shape::Str { max: len, min: 0 });
+        if *ty == identity {
+            add(call(), x.shape.clone());
+        } else if *ty == other || ty.is_dyn_or_error() && !json_only(&x.shape) {
+            let alloc = len.scale(w.model.alloc(table::ALLOC_PER_BYTE) as f64);
+            add(
+                sized(&traversal(&len)).add(&alloc),
+                Shape::Str { max: len, min: 0 },
+            );
+        } else if function == "string" {
+            // A JSON string converted to a string is itself.
+            add(call(), x.shape.clone());
+        } else {
+            let alloc = len.scale(w.model.alloc(table::ALLOC_PER_BYTE) as f64);
+            add(
+                sized(&traversal(&len)).add(&alloc),
+                Shape::Str { max: len, min: 0 },
+            );
+        }
     }
     if x.shape.may_be_scalar() {
         let max = table::SCALAR_STRING_MAX;
         let c = Poly::constant((table::CALL + w.model.alloc(table::alloc_bytes(max))) as f64);
-        cost = Some(cost.map_or(c.clone(), |k| k.max(&c)));
-        let s = Shape::Str {
-            max: Poly::constant(max as f64),
-            min: 0,
-        };
-        shape = Some(shape.map_or(s.clone(), |k| k.union(s)));
+        add(
+            c,
+            Shape::Str {
+                max: Poly::constant(max as f64),
+                min: 0,
+            },
+        );
     }
     let min = match x.shape {
         Shape::Str { min, .. } => table::convert_sized(min),
         _ => table::CALL,
     };
     (
-        cost.unwrap_or_else(|| Poly::constant(table::CALL as f64)),
+        cost.unwrap_or_else(call),
         min.min(table::CALL),
         shape.unwrap_or(Shape::Scalar),
     )
+}
+
+/// Whether every string the shape may be is a JSON string of the event (never bytes).
+fn json_only(shape: &Shape) -> bool {
+    shape
+        .alternatives()
+        .iter()
+        .all(|a| !matches!(a, Shape::Str { .. } | Shape::Unknown))
 }
 
 /// The cost of a binary operator on top of its operands' costs.

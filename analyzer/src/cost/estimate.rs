@@ -11,6 +11,7 @@ use super::table;
 use crate::Options;
 use crate::check::{Checked, Env};
 use crate::syntax::{Ast, ExprKind, Literal, NodeId, Span};
+use crate::types::Type;
 
 mod access;
 mod loops;
@@ -78,6 +79,7 @@ pub fn estimate(checked: &Checked, env: &Env, options: &Options) -> Estimate {
     let ast = &checked.ast;
     let mut walker = Walker {
         ast,
+        types: &checked.types,
         env,
         model: options.model,
         sizes: options.sizes,
@@ -141,6 +143,8 @@ impl Val {
 
 pub(crate) struct Walker<'a> {
     ast: &'a Ast,
+    /// The checker's type of every node.
+    types: &'a [Type],
     env: &'a Env,
     pub(crate) model: CostModel,
     sizes: SizeModel,
@@ -153,6 +157,11 @@ pub(crate) struct Walker<'a> {
 }
 
 impl Walker<'_> {
+    /// The checker's type of a node (`dyn` when the checker left none).
+    fn static_type(&self, id: NodeId) -> &Type {
+        self.types.get(id as usize).unwrap_or(&Type::Dyn)
+    }
+
     fn visit(&mut self, id: NodeId) -> Val {
         if self.depth >= MAX_DEPTH {
             return Val {
@@ -227,9 +236,10 @@ impl Walker<'_> {
                 args,
                 ..
             } => {
-                let operands: Vec<Val> =
-                    target.iter().chain(args).map(|&a| self.visit(a)).collect();
-                (calls::call(self, function, &operands), None)
+                let ids: Vec<NodeId> = target.iter().chain(args).copied().collect();
+                let operands: Vec<Val> = ids.iter().map(|&a| self.visit(a)).collect();
+                let types: Vec<Type> = ids.iter().map(|&a| self.static_type(a).clone()).collect();
+                (calls::call(self, function, &operands, &types), None)
             }
             ExprKind::Unary { operand, .. } => {
                 let op = self.visit(*operand);

@@ -18,6 +18,10 @@ use crate::EventBounds;
 const LIST_ELEMENT_BYTES: f64 = 2.0;
 /// Smallest compact-JSON entry of an object: `"":0`, plus its comma.
 const OBJECT_ENTRY_BYTES: f64 = 5.0;
+/// Keys of one byte of compact JSON: the printable ASCII characters and DEL, less `"` and `\`.
+const ONE_BYTE_KEYS: f64 = 94.0;
+/// Smallest entry once keys must be two bytes long (`"ab":0` and its comma).
+const DISTINCT_ENTRY_BYTES: f64 = 7.0;
 
 /// What a part is, relative to its parent.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -304,13 +308,23 @@ impl Parts {
     }
 
     /// Upper bound on the number of elements (or entries) of part `v`.
+    ///
+    /// A list of `b` bytes has at most `(b − 1)/2` elements. An object's entries have distinct
+    /// keys: at most one is empty and at most [`ONE_BYTE_KEYS`] are one byte long, so `n`
+    /// entries take at least `5n + (n − 1)` bytes for `n ≤ 95` and `5n + 2n − 96 + 1` beyond;
+    /// both give `n ≤ (b + 95)/7`, which beats `b/5` once `b > 237`. Either is a bound for
+    /// every size, so the one smaller at the part's cap is used.
     pub(crate) fn count(&self, v: Var) -> Poly {
-        let per = if self.part(v).object {
-            OBJECT_ENTRY_BYTES
+        let part = self.part(v);
+        if !part.object {
+            return Poly::var(v, 1.0 / LIST_ELEMENT_BYTES);
+        }
+        let distinct = (ONE_BYTE_KEYS + 1.0) / DISTINCT_ENTRY_BYTES;
+        if part.cap / DISTINCT_ENTRY_BYTES + distinct < part.cap / OBJECT_ENTRY_BYTES {
+            Poly::var(v, 1.0 / DISTINCT_ENTRY_BYTES).add_const(distinct)
         } else {
-            LIST_ELEMENT_BYTES
-        };
-        Poly::var(v, 1.0 / per)
+            Poly::var(v, 1.0 / OBJECT_ENTRY_BYTES)
+        }
     }
 
     /// The greatest value of `p` over every event within bounds.

@@ -14,7 +14,7 @@
 
 /// Version of the cost model. Any change to a constant or formula in this file changes it; a
 /// stored verdict is only valid for the version it was computed with.
-pub const COST_MODEL_VERSION: u32 = 1;
+pub const COST_MODEL_VERSION: u32 = 2;
 
 /// The default cost limit of one evaluation (the same order as Kubernetes' per-call limit).
 pub const DEFAULT_COST_LIMIT: u64 = 1_000_000;
@@ -125,11 +125,14 @@ pub const fn alloc_map(len: u64) -> u64 {
     len.saturating_mul(ALLOC_PER_ENTRY)
 }
 
-/// The longest string `string(x)` or `bytes(x)` builds from a number, bool, null, timestamp or
-/// duration, in bytes. A double written out in full is the longest (`5e-324` spelled out takes
-/// 326 bytes, plus a sign). The estimator charges this much allocation for such conversions; the
-/// evaluator must never format a scalar longer than this.
-pub const SCALAR_STRING_MAX: u64 = 330;
+/// The longest string `string(x)` builds from a number, bool, timestamp, duration or type, in
+/// bytes. The longest are a timestamp with nanoseconds (`9999-12-31T23:59:59.999999999Z`, 30),
+/// a type name (`google.protobuf.Timestamp`, 25), a double in exponent form with a sign
+/// (`-2.2250738585072014e-308`, 24), a duration (`-315576000000.999999999s`, 24) and an int
+/// (`-9223372036854775808`, 20). The estimator charges this much allocation for such
+/// conversions; the evaluator never formats a scalar longer (tested in
+/// `analyzer/tests/estimate_classes.rs`).
+pub const SCALAR_STRING_MAX: u64 = 32;
 
 #[cfg(test)]
 mod tests {
