@@ -1,0 +1,265 @@
+//! How tight the estimate is, measured by witnesses: for every filter in `corpus/` (the
+//! benchmark expressions, the plugins the lint is tested on, the conformance scenarios) and in
+//! the lint rules' examples, the estimate's max, the metered cost on the filter's witness, and
+//! their ratio. The table in docs/cost-model.md §9 is what this test generates; it fails when
+//! the committed table is stale, when the accepted filters' ratios miss the goal (median ≤ 1.5,
+//! worst ≤ 4), or when a refused filter's witness does not pass the limit.
+//!
+//! To regenerate the table: `OZCHECK_BLESS=1 cargo test --test tightness`.
+
+use std::collections::BTreeSet;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use ozcheck_analyzer::check::Env;
+use ozcheck_analyzer::cost;
+use ozcheck_analyzer::witness::{self, Effort};
+use ozcheck_analyzer::{Options, Verdict, compile};
+
+const START: &str = "<!-- tightness-table:start -->";
+const END: &str = "<!-- tightness-table:end -->";
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Every string under a `filter` or `sender` key of a YAML document.
+fn yaml_filters(value: &yaml_serde::Value, out: &mut BTreeSet<(String, bool)>) {
+    match value {
+        yaml_serde::Value::Mapping(map) => {
+            for (k, v) in map {
+                match (k.as_str(), v.as_str()) {
+                    (Some("filter"), Some(f)) => {
+                        out.insert((f.trim().to_owned(), false));
+                    }
+                    (Some("sender"), Some(f)) => {
+                        out.insert((f.trim().to_owned(), true));
+                    }
+                    _ => yaml_filters(v, out),
+                }
+            }
+        }
+        yaml_serde::Value::Sequence(items) => items.iter().for_each(|v| yaml_filters(v, out)),
+        _ => {}
+    }
+}
+
+fn yaml_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            yaml_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "yaml" || e == "yml") {
+            out.push(path);
+        }
+    }
+}
+
+/// The filters (and whether each is a `sender` expression) of the corpus and the lint examples.
+fn filters() -> BTreeSet<(String, bool)> {
+    let mut out = BTreeSet::new();
+    let expressions: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(root().join("corpus/events/expressions.json")).unwrap(),
+    )
+    .unwrap();
+    for e in expressions["expressions"].as_array().unwrap() {
+        out.insert((e["expr"].as_str().unwrap().to_owned(), false));
+    }
+    out.insert((expressions["expr_1024"].as_str().unwrap().to_owned(), false));
+    let mut files = Vec::new();
+    yaml_files(&root().join("corpus/plugins"), &mut files);
+    yaml_files(&root().join("corpus/conformance"), &mut files);
+    files.sort();
+    let mut texts: Vec<String> = files
+        .iter()
+        .filter_map(|p| std::fs::read_to_string(p).ok())
+        .collect();
+    for rule in ozcheck_lint::rules::RULES {
+        for example in [rule.example, rule.use_instead] {
+            texts.extend(
+                ozcheck_lint::docs::example_files(example)
+                    .into_iter()
+                    .map(|f| f.text),
+            );
+        }
+    }
+    for text in texts {
+        // Malformed documents (the lint's error fixtures) hold no filter worth measuring.
+        for document in yaml_serde::Deserializer::from_str(&text) {
+            match <yaml_serde::Value as serde::Deserialize>::deserialize(document) {
+                Ok(value) => yaml_filters(&value, &mut out),
+                Err(_) => break,
+            }
+        }
+    }
+    out
+}
+
+struct Row {
+    filter: String,
+    verdict: Verdict,
+    max: u64,
+    witness: u64,
+    complete: bool,
+}
+
+impl Row {
+    fn ratio(&self) -> Option<f64> {
+        (self.witness > 0 && self.complete).then(|| self.max as f64 / self.witness as f64)
+    }
+}
+
+fn measure(filter: &str, sender: bool, options: &Options) -> Option<Row> {
+    let env = if sender { Env::sender() } else { Env::filter() };
+    let checked = compile(filter, &env, options).ok()?;
+    let estimate = cost::estimate(&checked, &env, options);
+    let max = estimate.cost.max;
+    let verdict = if max <= options.limit {
+        Verdict::Accepted
+    } else {
+        Verdict::Refused
+    };
+    // A refused filter's witness is measured up to four limits: enough to prove the refusal
+    // without running tens of millions of units in a debug build.
+    let effort = Effort {
+        cap: max.min(options.limit.saturating_mul(4)),
+        evaluations: 400,
+    };
+    let t = std::time::Instant::now();
+    let w = witness::build(&checked, &env, &estimate, options, effort)?;
+    eprintln!("{:>8} ms {:>5} evals {max} {} {filter}", t.elapsed().as_millis(), w.evaluations, w.cost);
+    Some(Row {
+        filter: filter.to_owned(),
+        verdict,
+        max,
+        witness: w.cost,
+        complete: w.complete,
+    })
+}
+
+fn group(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, ch) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(ch);
+    }
+    out
+}
+
+fn cell(filter: &str) -> String {
+    let flat: String = filter.split_whitespace().collect::<Vec<_>>().join(" ");
+    let short: String = if flat.chars().count() > 90 {
+        format!("{}…", flat.chars().take(89).collect::<String>())
+    } else {
+        flat
+    };
+    format!("`{}`", short.replace('|', "\\|"))
+}
+
+fn median(mut xs: Vec<f64>) -> f64 {
+    xs.sort_by(f64::total_cmp);
+    let n = xs.len();
+    if n == 0 {
+        return 0.0;
+    }
+    if n % 2 == 1 {
+        xs[n / 2]
+    } else {
+        f64::midpoint(xs[n / 2 - 1], xs[n / 2])
+    }
+}
+
+fn table(rows: &[Row], limit: u64) -> String {
+    let mut out = String::new();
+    out.push_str("| filter | verdict | estimate max | witness cost | ratio |\n|---|---|--:|--:|--:|\n");
+    for r in rows {
+        let verdict = match r.verdict {
+            Verdict::Accepted => "accepted",
+            Verdict::Refused => "refused",
+        };
+        let (witness, ratio) = match r.ratio() {
+            Some(x) => (group(r.witness), format!("{x:.2}×")),
+            None if r.witness == 0 => ("0".to_owned(), "—".to_owned()),
+            None => (
+                format!("> {}", group(r.witness.min(limit.saturating_mul(4)))),
+                format!("< {:.1}×", r.max as f64 / r.witness as f64),
+            ),
+        };
+        let _ = writeln!(
+            out,
+            "| {} | {verdict} | {} | {witness} | {ratio} |",
+            cell(&r.filter),
+            group(r.max)
+        );
+    }
+    let accepted: Vec<f64> = rows
+        .iter()
+        .filter(|r| r.verdict == Verdict::Accepted)
+        .filter_map(Row::ratio)
+        .collect();
+    let worst = accepted.iter().copied().fold(0.0, f64::max);
+    let _ = write!(
+        out,
+        "\n{} filters ({} accepted, {} refused). Accepted filters: median ratio {:.2}×, worst {:.2}×.\n",
+        rows.len(),
+        accepted.len(),
+        rows.iter().filter(|r| r.verdict == Verdict::Refused).count(),
+        median(accepted.clone()),
+        worst
+    );
+    out
+}
+
+#[test]
+fn tightness_table_is_current_and_meets_its_goal() {
+    let options = Options::default();
+    let rows: Vec<Row> = filters()
+        .iter()
+        .filter_map(|(f, sender)| measure(f, *sender, &options))
+        .collect();
+    assert!(rows.len() >= 10, "only {} filters measured", rows.len());
+    for r in rows.iter().filter(|r| r.verdict == Verdict::Refused) {
+        assert!(
+            r.witness > options.limit,
+            "the witness of refused `{}` costs {} ≤ the limit",
+            r.filter,
+            r.witness
+        );
+    }
+    let accepted: Vec<f64> = rows
+        .iter()
+        .filter(|r| r.verdict == Verdict::Accepted)
+        .filter_map(Row::ratio)
+        .collect();
+    let worst = accepted.iter().copied().fold(0.0, f64::max);
+    assert!(
+        median(accepted.clone()) <= 1.5 && worst <= 4.0,
+        "tightness goal missed: median {:.2}, worst {worst:.2}\n{}",
+        median(accepted),
+        table(&rows, options.limit)
+    );
+
+    let generated = table(&rows, options.limit);
+    let path = root().join("docs/cost-model.md");
+    let doc = std::fs::read_to_string(&path).unwrap();
+    let (Some(a), Some(b)) = (doc.find(START), doc.find(END)) else {
+        panic!("docs/cost-model.md has no {START} … {END} section");
+    };
+    let current = &doc[a + START.len()..b];
+    let wanted = format!("\n{generated}");
+    if std::env::var_os("OZCHECK_BLESS").is_some() {
+        let updated = format!("{}{START}{wanted}{}", &doc[..a], &doc[b..]);
+        std::fs::write(&path, updated).unwrap();
+        return;
+    }
+    assert!(
+        current == wanted,
+        "docs/cost-model.md §9 is stale; regenerate it with `OZCHECK_BLESS=1 cargo test --test tightness`\n{generated}"
+    );
+}
