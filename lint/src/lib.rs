@@ -16,6 +16,7 @@ pub mod config;
 pub mod discover;
 pub mod docs;
 pub mod finding;
+pub mod fix;
 pub mod model;
 pub mod position;
 pub mod render;
@@ -31,7 +32,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 pub use config::{Config, ConfigError, Level};
-pub use finding::{Finding, Severity};
+pub use finding::{Edit, Finding, Fix, Severity};
 pub use model::FileKind;
 pub use source::{Position, SourceFile};
 
@@ -267,7 +268,7 @@ fn check_parsed(
     let root = p.doc.root.as_ref();
     let model = Model::build(root, p.kind);
     let schema = match (root, p.kind) {
-        (Some(root), Some(kind)) => schema::check(root, kind),
+        (Some(root), Some(kind)) => schema::check(&p.source.text, root, kind),
         _ => Vec::new(),
     };
     let cx = rules::Context {

@@ -6,8 +6,10 @@ use std::ops::Range;
 
 use serde_json::{Map, Value as Json, json};
 
+use crate::finding::Fix;
 use crate::model::FileKind;
-use crate::yaml::{Node, ScalarKind, Value};
+use crate::position::literal_span;
+use crate::yaml::{Entry, Node, ScalarKind, Style, Value};
 
 /// What a key's value must be.
 #[derive(Debug)]
@@ -265,6 +267,9 @@ pub enum Problem {
         suggestion: Option<&'static str>,
         /// The known keys.
         expected: Vec<&'static str>,
+        /// The rename to the suggestion, when it is the only close key and the mapping does not
+        /// already have it.
+        fix: Option<Fix>,
     },
     /// A value of the wrong shape.
     WrongType {
@@ -278,10 +283,13 @@ pub enum Problem {
         found: String,
         /// How to fix it.
         help: Option<String>,
+        /// The edit that fixes it for certain, if there is one.
+        fix: Option<Fix>,
     },
     /// A required key is missing.
     MissingKey {
-        /// The mapping's span (its first line is where the key should go).
+        /// The key whose mapping lacks it (`wait_for_event`), or the mapping itself for list
+        /// items and the file (its first line is then where the key should go).
         span: Range<usize>,
         /// The key path of the mapping.
         path: String,
@@ -290,11 +298,60 @@ pub enum Problem {
     },
 }
 
-/// Checks a file's root against its kind's table.
-pub fn check(root: &Node, kind: FileKind) -> Vec<Problem> {
+/// Checks a file's root against its kind's table; `text` is the file's text (fixes are edits
+/// of it).
+pub fn check(text: &str, root: &Node, kind: FileKind) -> Vec<Problem> {
     let mut problems = Vec::new();
-    check_map(root, fields(kind), "", &mut problems);
+    let mut cx = Walk {
+        text,
+        out: &mut problems,
+    };
+    cx.map(root, fields(kind), "", None);
     problems
+}
+
+/// The state of one schema walk: the file's text and the problems found so far.
+struct Walk<'a> {
+    text: &'a str,
+    out: &'a mut Vec<Problem>,
+}
+
+/// The rename of an unknown key to the one close key, unless the mapping has that key already.
+fn rename_fix(text: &str, mapping: &Node, key: &Node, fields: &'static [Field]) -> Option<Fix> {
+    let name = key.text()?;
+    let to = ozcheck_analyzer::check::suggest::unique_closest(name, fields.iter().map(|f| f.name))?;
+    if mapping.entry(to).is_some() {
+        return None;
+    }
+    let span = literal_span(text, key)?;
+    Some(Fix::replace(format!("rename `{name}` to `{to}`"), span, to))
+}
+
+/// A scalar where a list of strings belongs, written as a one-item flow list, when the scalar
+/// stays the same value inside `[ ]`.
+fn list_fix(text: &str, node: &Node) -> Option<Fix> {
+    let scalar = node.scalar()?;
+    let written = text.get(node.span.clone())?;
+    if written.contains(['\n', '\r']) {
+        return None;
+    }
+    let safe = match scalar.style {
+        Style::Plain => {
+            !written.contains([
+                ',', '[', ']', '{', '}', '#', '&', '*', '!', '|', '>', '%', '@', '`',
+            ]) && !written.contains(": ")
+                && !written.starts_with(['-', '?', ':', '\'', '"'])
+        }
+        Style::SingleQuoted | Style::DoubleQuoted => true,
+        Style::Literal | Style::Folded => false,
+    };
+    safe.then(|| {
+        Fix::replace(
+            format!("write [{written}]"),
+            node.span.clone(),
+            format!("[{written}]"),
+        )
+    })
 }
 
 fn join(path: &str, key: &str) -> String {
@@ -305,119 +362,141 @@ fn join(path: &str, key: &str) -> String {
     }
 }
 
-fn check_map(node: &Node, fields: &'static [Field], path: &str, out: &mut Vec<Problem>) {
-    let Some(entries) = node.entries() else {
-        out.push(Problem::WrongType {
-            span: node.span.clone(),
-            path: if path.is_empty() {
-                "the file".to_owned()
-            } else {
-                path.to_owned()
-            },
-            expected: "a mapping".to_owned(),
-            found: node.kind_name().to_owned(),
-            help: None,
-        });
-        return;
-    };
-    for entry in entries {
-        let key = entry.key.text().unwrap_or("");
-        match fields.iter().find(|f| f.name == key) {
-            Some(field) => check_value(&entry.value, &field.shape, &join(path, key), out),
-            None => out.push(Problem::UnknownKey {
-                span: entry.key.span.clone(),
-                key: key.to_owned(),
-                path: path.to_owned(),
-                suggestion: closest(key, fields.iter().map(|f| f.name)),
-                expected: fields.iter().map(|f| f.name).collect(),
-            }),
-        }
-    }
-    for field in fields.iter().filter(|f| f.required) {
-        if node.entry(field.name).is_none() {
-            out.push(Problem::MissingKey {
+impl Walk<'_> {
+    /// Checks a mapping; `key` is the key it is the value of, where a missing key is reported (as
+    /// actionlint does), rather than at the mapping's first entry.
+    fn map(&mut self, node: &Node, fields: &'static [Field], path: &str, key: Option<&Node>) {
+        let Some(entries) = node.entries() else {
+            self.out.push(Problem::WrongType {
                 span: node.span.clone(),
-                path: path.to_owned(),
-                key: field.name,
+                path: if path.is_empty() {
+                    "the file".to_owned()
+                } else {
+                    path.to_owned()
+                },
+                expected: "a mapping".to_owned(),
+                found: node.kind_name().to_owned(),
+                help: None,
+                fix: None,
             });
+            return;
+        };
+        for entry in entries {
+            let key = entry.key.text().unwrap_or("");
+            match fields.iter().find(|f| f.name == key) {
+                Some(field) => self.value(entry, &field.shape, &join(path, key)),
+                None => self.out.push(Problem::UnknownKey {
+                    span: entry.key.span.clone(),
+                    key: key.to_owned(),
+                    path: path.to_owned(),
+                    suggestion: closest(key, fields.iter().map(|f| f.name)),
+                    expected: fields.iter().map(|f| f.name).collect(),
+                    fix: rename_fix(self.text, node, &entry.key, fields),
+                }),
+            }
+        }
+        for field in fields.iter().filter(|f| f.required) {
+            if node.entry(field.name).is_none() {
+                self.out.push(Problem::MissingKey {
+                    span: key.map_or_else(|| node.span.clone(), |k| k.span.clone()),
+                    path: path.to_owned(),
+                    key: field.name,
+                });
+            }
         }
     }
-}
 
-fn check_value(node: &Node, shape: &Shape, path: &str, out: &mut Vec<Problem>) {
-    let wrong = |expected: &str, help: Option<String>| Problem::WrongType {
-        span: node.span.clone(),
-        path: path.to_owned(),
-        expected: expected.to_owned(),
-        found: node.kind_name().to_owned(),
-        help,
-    };
-    match shape {
-        Shape::Str => {
-            if node.scalar().is_none() || node.is_null() {
-                out.push(wrong("a string", None));
-            }
-        }
-        Shape::PositiveInt => {
-            let ok = node.scalar_kind() == Some(ScalarKind::Int)
-                && node
-                    .text()
-                    .and_then(|t| t.parse::<u64>().ok())
-                    .is_some_and(|n| n > 0);
-            if !ok {
-                let mut problem = wrong("a whole number greater than zero", None);
-                if let (Problem::WrongType { found, .. }, Some(text)) = (&mut problem, node.text())
-                    && node.scalar().is_some()
-                    && !node.is_null()
-                {
-                    *found = format!("`{text}`");
+    fn value(&mut self, entry: &Entry, shape: &Shape, path: &str) {
+        let node = &entry.value;
+        let out = &mut *self.out;
+        let wrong = |expected: &str, help: Option<String>| Problem::WrongType {
+            span: node.span.clone(),
+            path: path.to_owned(),
+            expected: expected.to_owned(),
+            found: node.kind_name().to_owned(),
+            help,
+            fix: None,
+        };
+        match shape {
+            Shape::Str => {
+                if node.scalar().is_none() || node.is_null() {
+                    out.push(wrong("a string", None));
                 }
-                out.push(problem);
             }
-        }
-        Shape::Enum(words) => match node.text() {
-            Some(t) if node.scalar().is_some() && words.contains(&t) => {}
-            Some(t) if node.scalar().is_some() && !node.is_null() => out.push(Problem::WrongType {
-                span: node.span.clone(),
-                path: path.to_owned(),
-                expected: format!("one of {}", words.join(", ")),
-                found: format!("`{t}`"),
-                help: closest(t, words.iter().copied()).map(|s| format!("did you mean `{s}`?")),
-            }),
-            _ => out.push(wrong(&format!("one of {}", words.join(", ")), None)),
-        },
-        Shape::StrList => match &node.value {
-            Value::Seq(items) => {
-                for item in items {
-                    if item.scalar().is_none() || item.is_null() {
-                        out.push(Problem::WrongType {
-                            span: item.span.clone(),
-                            path: format!("{path}[]"),
-                            expected: "a string".to_owned(),
-                            found: item.kind_name().to_owned(),
-                            help: None,
-                        });
+            Shape::PositiveInt => {
+                let ok = node.scalar_kind() == Some(ScalarKind::Int)
+                    && node
+                        .text()
+                        .and_then(|t| t.parse::<u64>().ok())
+                        .is_some_and(|n| n > 0);
+                if !ok {
+                    let mut problem = wrong("a whole number greater than zero", None);
+                    if let (Problem::WrongType { found, .. }, Some(text)) =
+                        (&mut problem, node.text())
+                        && node.scalar().is_some()
+                        && !node.is_null()
+                    {
+                        *found = format!("`{text}`");
+                    }
+                    out.push(problem);
+                }
+            }
+            Shape::Enum(words) => match node.text() {
+                Some(t) if node.scalar().is_some() && words.contains(&t) => {}
+                Some(t) if node.scalar().is_some() && !node.is_null() => {
+                    out.push(Problem::WrongType {
+                        span: node.span.clone(),
+                        path: path.to_owned(),
+                        expected: format!("one of {}", words.join(", ")),
+                        found: format!("`{t}`"),
+                        help: closest(t, words.iter().copied())
+                            .map(|s| format!("did you mean `{s}`?")),
+                        fix: ozcheck_analyzer::check::suggest::unique_closest(
+                            t,
+                            words.iter().copied(),
+                        )
+                        .zip(literal_span(self.text, node))
+                        .map(|(to, span)| Fix::replace(format!("write `{to}`"), span, to)),
+                    })
+                }
+                _ => out.push(wrong(&format!("one of {}", words.join(", ")), None)),
+            },
+            Shape::StrList => match &node.value {
+                Value::Seq(items) => {
+                    for item in items {
+                        if item.scalar().is_none() || item.is_null() {
+                            out.push(Problem::WrongType {
+                                span: item.span.clone(),
+                                path: format!("{path}[]"),
+                                expected: "a string".to_owned(),
+                                found: item.kind_name().to_owned(),
+                                help: None,
+                                fix: None,
+                            });
+                        }
                     }
                 }
-            }
-            Value::Scalar(s) if !node.is_null() => {
-                out.push(wrong(
-                    "a list of strings",
-                    Some(format!("write [{}]", s.text)),
-                ));
-            }
-            _ => out.push(wrong("a list of strings", None)),
-        },
-        Shape::Map(fields) => check_map(node, fields, path, out),
-        Shape::List(fields) => match node.items() {
-            Some(items) => {
-                let item_path = format!("{path}[]");
-                for item in items {
-                    check_map(item, fields, &item_path, out);
+                Value::Scalar(s) if !node.is_null() => {
+                    let mut problem =
+                        wrong("a list of strings", Some(format!("write [{}]", s.text)));
+                    if let Problem::WrongType { fix, .. } = &mut problem {
+                        *fix = list_fix(self.text, node);
+                    }
+                    out.push(problem);
                 }
-            }
-            None => out.push(wrong("a list", None)),
-        },
+                _ => out.push(wrong("a list of strings", None)),
+            },
+            Shape::Map(fields) => self.map(node, fields, path, Some(&entry.key)),
+            Shape::List(fields) => match node.items() {
+                Some(items) => {
+                    let item_path = format!("{path}[]");
+                    for item in items {
+                        self.map(item, fields, &item_path, None);
+                    }
+                }
+                None => out.push(wrong("a list", None)),
+            },
+        }
     }
 }
 

@@ -16,6 +16,7 @@ whose name says something else is easy to edit by mistake, and two files may cla
     use_instead: "# file: agents/reviewer.yaml\nname: reviewer\nruntime: acp\n",
     assumptions: "Routines are not checked: the documents show a routine in `pr-review.yaml` \
 outside `routines/`, so their file names may follow other conventions.",
+    fix: "",
     check,
 };
 
