@@ -138,3 +138,22 @@ fn on_boundaries(text: &str, span: &Range<usize>) -> bool {
         && text.is_char_boundary(span.start)
         && text.is_char_boundary(span.end)
 }
+
+/// The fixes as a unified diff (`--- a/PATH`, `+++ b/PATH`, three lines of context), one file
+/// after another; empty when nothing changed.
+pub fn unified_diff(fixed: &[FixedFile]) -> String {
+    let mut out = String::new();
+    for file in fixed.iter().filter(|f| f.changed()) {
+        let path = &file.report.source.path;
+        let diff =
+            similar::TextDiff::from_lines(file.original.as_str(), file.report.source.text.as_str());
+        out.push_str(
+            &diff
+                .unified_diff()
+                .context_radius(3)
+                .header(&format!("a/{path}"), &format!("b/{path}"))
+                .to_string(),
+        );
+    }
+    out
+}

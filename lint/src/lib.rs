@@ -55,6 +55,9 @@ pub struct Input {
     pub explicit: bool,
     /// Whether the file is larger than [`MAX_FILE_BYTES`] (its text is then not read).
     pub too_large: bool,
+    /// Whether the path is a stand-in (standard input without `--stdin-filename`): rules about
+    /// the file's name stay quiet.
+    pub anonymous: bool,
 }
 
 impl Input {
@@ -73,6 +76,7 @@ impl Input {
             invalid_utf8_at,
             explicit,
             too_large: bytes.len() > MAX_FILE_BYTES,
+            anonymous: false,
         }
     }
 
@@ -84,6 +88,7 @@ impl Input {
             invalid_utf8_at: None,
             explicit,
             too_large: false,
+            anonymous: false,
         }
     }
 }
@@ -135,6 +140,7 @@ struct Parsed {
     doc: Document,
     kind: Option<FileKind>,
     explicit: bool,
+    anonymous: bool,
 }
 
 fn parse_input(input: &Input) -> Parsed {
@@ -160,6 +166,7 @@ fn parse_input(input: &Input) -> Parsed {
         doc,
         kind,
         explicit: input.explicit,
+        anonymous: input.anonymous,
     }
 }
 
@@ -283,6 +290,7 @@ fn check_parsed(
         file_exists,
         config,
         explicit: p.explicit,
+        anonymous: p.anonymous,
     };
     let mut findings = rules::run(&cx);
     findings.retain_mut(|f| {

@@ -26,6 +26,18 @@ pub enum Shape {
     Map(&'static [Field]),
     /// A list of mappings with these keys.
     List(&'static [Field]),
+    /// A duration, a whole number and one unit: a string here, its grammar checked by the
+    /// timeout rules; the JSON Schema gives the pattern.
+    Duration,
+    /// `job` or `now`: a string here (`invalid-since` checks the word); an enum in the JSON
+    /// Schema.
+    Since,
+    /// A name or id: a string here (`invalid-name` checks it); a pattern in the JSON Schema.
+    Name,
+    /// A string that may not be empty (`empty-wait-argument` checks it).
+    NonEmpty,
+    /// A list of strings that may not be empty.
+    NonEmptyList,
 }
 
 /// One key of a mapping.
@@ -59,20 +71,27 @@ const fn req(name: &'static str, shape: Shape, doc: &'static str) -> Field {
     }
 }
 
+/// The JSON Schema pattern of a duration: a whole number above zero and one unit.
+pub const DURATION_PATTERN: &str = "^0*[1-9][0-9]*(ms|s|m|h|d)$";
+
+/// The JSON Schema pattern of a name: lowercase letters, digits, `-` and `_`, starting with a
+/// letter or digit (what `invalid-name` accepts).
+pub const NAME_PATTERN: &str = "^[a-z0-9][a-z0-9_-]*$";
+
 /// The runtimes an agent may name.
 pub const RUNTIMES: &[&str] = &["pydantic-ai", "openai-agents", "acp", "jsonl", "remote"];
 
 const MODEL: &[Field] = &[f("primary", Shape::Str, "The model, as provider/model.")];
 const AGENT_LIMITS: &[Field] = &[f(
     "timeout",
-    Shape::Str,
+    Shape::Duration,
     "The agent's own timeout: a whole number and one unit (ms, s, m, h, d).",
 )];
 const REMOTE: &[Field] = &[f("url", Shape::Str, "Where the remote agent runs.")];
 
 /// The keys of an agent file.
 pub const AGENT: &[Field] = &[
-    req("name", Shape::Str, "The agent's name (its file stem)."),
+    req("name", Shape::Name, "The agent's name (its file stem)."),
     req("runtime", Shape::Enum(RUNTIMES), "Where the agent runs."),
     f("model", Shape::Map(MODEL), "The model the agent uses."),
     f(
@@ -97,12 +116,12 @@ pub const AGENT: &[Field] = &[
 const FLOW_EVENT: &[Field] = &[
     req(
         "source",
-        Shape::Str,
+        Shape::NonEmpty,
         "The event source, such as github-events.",
     ),
     f(
         "types",
-        Shape::StrList,
+        Shape::NonEmptyList,
         "Event types; any type when left out.",
     ),
     f("filter", Shape::Str, "CEL over event that must be true."),
@@ -115,17 +134,17 @@ const FLOW_TRIGGER: &[Field] = &[f(
 const WAIT: &[Field] = &[
     req(
         "source",
-        Shape::Str,
+        Shape::NonEmpty,
         "The event source, such as github-events.",
     ),
     f(
         "types",
-        Shape::StrList,
+        Shape::NonEmptyList,
         "Event types; any type when left out.",
     ),
     f(
         "subject",
-        Shape::Str,
+        Shape::NonEmpty,
         "What the event is about; may hold ${{ }}.",
     ),
     f(
@@ -135,11 +154,11 @@ const WAIT: &[Field] = &[
     ),
     f(
         "timeout",
-        Shape::Str,
+        Shape::Duration,
         "A whole number and one unit, at most 7d; default 1h.",
     ),
     // `since` is a string here; `invalid-since` checks its word with the runtime's own grammar.
-    f("since", Shape::Str, "job (the default) or now."),
+    f("since", Shape::Since, "job (the default) or now."),
 ];
 const APPROVAL: &[Field] = &[f(
     "details",
@@ -147,7 +166,7 @@ const APPROVAL: &[Field] = &[f(
     "Text shown to the approver; may hold ${{ }}.",
 )];
 const STEP: &[Field] = &[
-    req("id", Shape::Str, "The step's id, unique in the flow."),
+    req("id", Shape::Name, "The step's id, unique in the flow."),
     f(
         "when",
         Shape::Str,
@@ -159,7 +178,7 @@ const STEP: &[Field] = &[
 
 /// The keys of a flow file.
 pub const FLOW: &[Field] = &[
-    req("name", Shape::Str, "The flow's name (its file stem)."),
+    req("name", Shape::Name, "The flow's name (its file stem)."),
     f("trigger", Shape::Map(FLOW_TRIGGER), "What starts the flow."),
     f("steps", Shape::List(STEP), "The steps, in order."),
 ];
@@ -167,12 +186,12 @@ pub const FLOW: &[Field] = &[
 const ROUTINE_EVENT: &[Field] = &[
     req(
         "source",
-        Shape::Str,
+        Shape::NonEmpty,
         "The event source, such as github-events.",
     ),
     f(
         "types",
-        Shape::StrList,
+        Shape::NonEmptyList,
         "Event types; any type when left out.",
     ),
     f("filter", Shape::Str, "CEL over event that must be true."),
@@ -190,7 +209,7 @@ const ROUTINE_EVENT: &[Field] = &[
 const TRIGGER: &[Field] = &[
     req(
         "name",
-        Shape::Str,
+        Shape::Name,
         "The trigger's name, unique in the routine, without dots.",
     ),
     f("event", Shape::Map(ROUTINE_EVENT), "Fire on an event."),
@@ -206,7 +225,7 @@ const HTTP: &[Field] = &[
 const OUTPUT: &[Field] = &[
     req(
         "name",
-        Shape::Str,
+        Shape::Name,
         "The output's name, unique in the routine.",
     ),
     f("description", Shape::Str, "What the output does."),
@@ -225,7 +244,7 @@ const ROUTINE_LIMITS: &[Field] = &[f(
 
 /// The keys of a routine file.
 pub const ROUTINE: &[Field] = &[
-    req("name", Shape::Str, "The routine's name."),
+    req("name", Shape::Name, "The routine's name."),
     req(
         "agent",
         Shape::Str,
@@ -418,7 +437,7 @@ impl Walk<'_> {
             fix: None,
         };
         match shape {
-            Shape::Str => {
+            Shape::Str | Shape::Duration | Shape::Since | Shape::Name | Shape::NonEmpty => {
                 if node.scalar().is_none() || node.is_null() {
                     out.push(wrong("a string", None));
                 }
@@ -461,7 +480,7 @@ impl Walk<'_> {
                 }
                 _ => out.push(wrong(&format!("one of {}", words.join(", ")), None)),
             },
-            Shape::StrList => match &node.value {
+            Shape::StrList | Shape::NonEmptyList => match &node.value {
                 Value::Seq(items) => {
                     for item in items {
                         if item.scalar().is_none() || item.is_null() {
@@ -506,9 +525,15 @@ pub fn closest<'a>(word: &str, candidates: impl Iterator<Item = &'a str>) -> Opt
     ozcheck_analyzer::check::suggest::closest(word, candidates)
 }
 
-/// The JSON Schema (draft-07) of a file kind, for yaml-language-server and other editors.
+/// The JSON Schema (draft-07) of a file kind, for yaml-language-server and other editors. It
+/// refuses what the lint refuses where a schema can say it: unknown keys, wrong types, missing
+/// keys, the duration and name grammars, `since`, empty wait arguments, one action per step,
+/// `allow_senders` without `sender`, and the wait tool on runtimes that cannot wait. What needs
+/// more than one file (agents named by routines), CEL, or arithmetic (the 7d bound) stays the
+/// lint's.
 pub fn json_schema(kind: FileKind) -> Json {
     let mut schema = object_schema(fields(kind));
+    add_rules(&mut schema, kind);
     if let Json::Object(map) = &mut schema {
         map.insert(
             "$schema".to_owned(),
@@ -520,6 +545,34 @@ pub fn json_schema(kind: FileKind) -> Json {
         );
     }
     schema
+}
+
+/// The constraints across keys that the tables do not hold.
+fn add_rules(schema: &mut Json, kind: FileKind) {
+    match kind {
+        FileKind::Agent => {
+            schema["if"] = json!({
+                "properties": { "runtime": { "enum": ["jsonl", "remote"] } },
+                "required": ["runtime"],
+            });
+            schema["then"] = json!({
+                "properties": { "tools": { "not": { "contains": { "const": crate::rules::WAIT_TOOL } } } },
+            });
+        }
+        FileKind::Flow => {
+            if let Some(step) = schema.pointer_mut("/properties/steps/items") {
+                step["oneOf"] = json!([
+                    { "required": ["wait_for_event"], "not": { "required": ["approval"] } },
+                    { "required": ["approval"], "not": { "required": ["wait_for_event"] } },
+                ]);
+            }
+        }
+        FileKind::Routine => {
+            if let Some(event) = schema.pointer_mut("/properties/triggers/items/properties/event") {
+                event["dependencies"] = json!({ "allow_senders": ["sender"] });
+            }
+        }
+    }
 }
 
 fn object_schema(fields: &'static [Field]) -> Json {
@@ -539,9 +592,9 @@ fn object_schema(fields: &'static [Field]) -> Json {
     let mut schema = json!({
         "type": "object",
         "properties": properties,
-        // Unknown keys are warnings in the lint (the platform may know more keys), so the
-        // schema allows them too rather than marking a file red that the lint accepts.
-        "additionalProperties": true,
+        // A key the lint reports as `unknown-key` is refused, so that an editor marks it too
+        // (the lint only warns, as the platform may know more keys).
+        "additionalProperties": false,
     });
     if !required.is_empty() {
         schema["required"] = json!(required);
@@ -550,8 +603,14 @@ fn object_schema(fields: &'static [Field]) -> Json {
 }
 
 fn shape_schema(shape: &Shape) -> Json {
+    const SCALAR: [&str; 3] = ["string", "number", "boolean"];
     match shape {
-        Shape::Str => json!({"type": ["string", "number", "boolean"]}),
+        Shape::Str => json!({"type": SCALAR}),
+        Shape::Duration => json!({"type": "string", "pattern": DURATION_PATTERN}),
+        Shape::Since => json!({"type": "string", "enum": ["job", "now"]}),
+        Shape::Name => json!({"type": SCALAR, "pattern": NAME_PATTERN}),
+        Shape::NonEmpty => json!({"type": SCALAR, "minLength": 1}),
+        Shape::NonEmptyList => json!({"type": "array", "items": {"type": SCALAR, "minLength": 1}}),
         Shape::PositiveInt => json!({"type": "integer", "minimum": 1}),
         Shape::Enum(words) => json!({"type": "string", "enum": words}),
         Shape::StrList => {

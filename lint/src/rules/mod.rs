@@ -90,6 +90,8 @@ pub struct Context<'a> {
     pub config: &'a Config,
     /// Whether the file was named on the command line (not found in a folder).
     pub explicit: bool,
+    /// Whether the path is a stand-in for standard input, so that its name means nothing.
+    pub anonymous: bool,
 }
 
 impl std::fmt::Debug for Context<'_> {

@@ -27,6 +27,9 @@ fn check(cx: &Context<'_>, out: &mut Vec<Finding>) {
         _ => None,
     };
     let Some(node) = name else { return };
+    if cx.anonymous {
+        return;
+    }
     let Some(text) = node.text() else { return };
     let file = cx.source.path.rsplit(['/', '\\']).next().unwrap_or("");
     let stem = file
