@@ -32,6 +32,8 @@ enum Command {
     Serve(cmd::serve::ServeArgs),
     /// Lints agent, flow and routine YAML files of a plugin.
     Lint(cmd::lint::LintArgs),
+    /// Runs the language server (LSP over standard input and output) for editors.
+    Server(cmd::server::ServerArgs),
     /// Lists the lint rules, or documents one.
     Rules(cmd::rules::RulesArgs),
     /// Prints the JSON Schema of a plugin file kind, for editors.
@@ -50,6 +52,7 @@ fn main() -> ExitCode {
         Command::ConformanceAdapter(args) => cmd::conformance::run_adapter(&args),
         Command::Serve(args) => cmd::serve::run(&args),
         Command::Lint(args) => cmd::lint::run(&args),
+        Command::Server(args) => cmd::server::run(&args),
         Command::Rules(args) => cmd::rules::run(&args),
         Command::Schema(args) => cmd::schema::run(&args),
         Command::WaitFor(args) => cmd::wait_for::run(&args),

@@ -17,6 +17,7 @@ pub mod discover;
 pub mod docs;
 pub mod finding;
 pub mod fix;
+pub mod hover;
 pub mod model;
 pub mod position;
 pub mod render;

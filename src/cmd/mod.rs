@@ -8,4 +8,5 @@ pub mod lint;
 pub mod rules;
 pub mod schema;
 pub mod serve;
+pub mod server;
 pub mod wait_for;
