@@ -19,9 +19,11 @@ pub mod ingest;
 pub mod model;
 pub mod probe;
 pub mod render;
+pub mod routes;
 pub mod serve;
 pub mod source;
 pub mod store;
 pub mod triggers;
 
 pub use edge::{JobStart, Runtime, RuntimeError, WaitClosed};
+pub use routes::Routing;
