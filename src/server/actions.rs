@@ -7,7 +7,7 @@ use lsp_types::{
     CodeAction, CodeActionKind, CodeActionOrCommand, CodeActionParams, Hover, HoverContents,
     HoverParams, MarkupContent, MarkupKind, TextEdit, WorkspaceEdit,
 };
-use ozcheck_lint::{Config, Input, PluginContext, discover};
+use ozcheck_lint::{Config, discover};
 
 use super::convert::{self, Encoding, LineIndex};
 use super::documents::Documents;
@@ -88,14 +88,9 @@ pub fn code_actions(
     }
     if allows(&fix_all_kind()) && report.findings.iter().any(|f| f.fix.is_some()) {
         // Every round of fixes, as `ozcheck lint --fix` applies them, as one edit of the text.
-        let input = Input::from_text(report.source.path.clone(), doc.text.clone(), true);
-        let fixed = ozcheck_lint::fix::fix(&[input], &PluginContext::default(), &Config::default());
-        if let Some(file) = fixed.first().filter(|f| f.changed()) {
+        if let Some(fixed) = documents.fixed_text(uri) {
             let whole = index.range(&(0..doc.text.len()));
-            let changes = HashMap::from([(
-                uri.clone(),
-                vec![TextEdit::new(whole, file.report.source.text.clone())],
-            )]);
+            let changes = HashMap::from([(uri.clone(), vec![TextEdit::new(whole, fixed)])]);
             out.push(CodeActionOrCommand::CodeAction(CodeAction {
                 title: "Fix all ozcheck findings that have a safe fix".to_owned(),
                 kind: Some(fix_all_kind()),

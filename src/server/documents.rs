@@ -105,6 +105,21 @@ impl Documents {
         })
     }
 
+    /// The document's text with every safe fix applied (`ozcheck lint --fix` on the buffer),
+    /// when that changes it.
+    pub fn fixed_text(&self, uri: &Uri) -> Option<String> {
+        let doc = self.get(uri)?;
+        let config = load_config(&doc.path).unwrap_or_default();
+        let path = convert::display(&doc.path);
+        let input = Input::from_text(path.clone(), doc.text.clone(), true);
+        let context = self.context(&doc.path, &path);
+        let fixed = ozcheck_lint::fix::fix(&[input], &context, &config);
+        fixed
+            .into_iter()
+            .find(|f| f.report.source.path == path && f.changed())
+            .map(|f| f.report.source.text)
+    }
+
     /// The plugin's agents (open buffers before the disk) and the disk's view of other files.
     fn context(&self, file: &Path, display: &str) -> PluginContext {
         let mut context = PluginContext {
