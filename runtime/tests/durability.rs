@@ -178,6 +178,7 @@ async fn store_contract<S: Store>(store: S) {
         shadow: false,
         sandboxed: false,
         outside_started: false,
+        ended_at: None,
     };
     assert!(store.insert_job(&job).await.unwrap());
     store
@@ -261,6 +262,7 @@ async fn a_flow_stopped_between_two_steps_goes_on_at_start() {
         shadow: false,
         sandboxed: true,
         outside_started: true,
+        ended_at: None,
     };
     store.insert_job(&job).await.unwrap();
     let first = Wait {

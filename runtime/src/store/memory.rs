@@ -304,6 +304,9 @@ impl Store for MemoryStore {
         if !s.jobs.contains_key(job) || !s.ended.insert(job.to_owned()) {
             return Ok(false);
         }
+        if let Some(j) = s.jobs.get_mut(job) {
+            j.ended_at = Some(now);
+        }
         for output in s.outputs.iter_mut().filter(|o| o.job == job) {
             output.applied_at.get_or_insert(now);
         }

@@ -93,6 +93,7 @@ fn job_from_row(row: &SqliteRow) -> StoreResult<Job> {
         shadow: row.try_get("shadow")?,
         sandboxed: row.try_get("sandboxed")?,
         outside_started: row.try_get("outside_started")?,
+        ended_at: row.try_get::<Option<i64>, _>("ended_at")?.map(Timestamp),
     })
 }
 
