@@ -4,17 +4,23 @@
 //! Every race is decided inside the store by one atomic transition per wait
 //! ([`Store::claim`], [`Store::close`]): the wait must still be `open`, and for a claim the
 //! `(job, event)` ledger row must not exist yet. Whoever changes the row wins; everyone else
-//! learns that they lost. The `SQLite` backend does it in one `BEGIN IMMEDIATE` transaction with
-//! `UPDATE … WHERE state = 'open'`; the in-memory backend under one lock. A `PostgreSQL` backend
-//! runs the same SQL under READ COMMITTED.
+//! learns that they lost.
+//!
+//! The semantics of every step are written once ([`semantics`]) over the row contract of
+//! [`rows`]; a backend only stores and reads rows inside transactions: [`MemoryStore`] under one
+//! lock with an undo log, [`SqliteStore`] in `BEGIN IMMEDIATE` transactions, both relational
+//! backends through the one set of SQL statements in `sql.rs`.
 
 mod memory;
+pub mod rows;
+mod semantics;
+mod sql;
 mod sqlite;
 
 use std::future::Future;
 
-pub use memory::MemoryStore;
-pub use sqlite::SqliteStore;
+pub use memory::{MemoryStore, MemoryTx};
+pub use sqlite::{SqliteRead, SqliteStore, SqliteTx};
 
 use crate::clock::Timestamp;
 use crate::model::{AuditRecord, Event, Fire, Job, Output, StoredEvent, Wait, WaitState};
