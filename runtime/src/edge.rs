@@ -7,8 +7,8 @@
 //! (tasks, or edges sharing one database) may call [`Runtime::route`] for the same event at once:
 //! a wait gets one event, and an event goes to one wait of a job.
 
-use std::collections::HashSet;
-use std::sync::{Arc, Mutex, MutexGuard, RwLock};
+use std::sync::{Arc, RwLock};
+use std::time::Duration;
 
 use serde_json::{Value, json};
 use tokio::sync::broadcast;
@@ -17,10 +17,11 @@ use crate::clock::{Clock, DAY, Timestamp};
 use crate::config::Config;
 use crate::error::RuntimeError;
 use crate::filter::{ExprRole, Filter, PreparedEvent, Stopped};
-use crate::index::{ArmedWait, WaitIndex};
+use crate::index::ArmedWait;
 use crate::log::LogRing;
 use crate::model::{AuditRecord, Event, Job, Since, StoredEvent, Wait, WaitSpec, WaitState};
-use crate::store::{Claim, Store, StoreError};
+use crate::routes::{Routes, Routing};
+use crate::store::{Candidate, Claim, Received, Store, StoreError};
 use crate::triggers::Triggers;
 
 /// A wait left the `open` state; sent to whoever subscribed (the job's workflow).
@@ -57,44 +58,75 @@ pub struct Runtime<S: Store> {
     store: Arc<S>,
     clock: Arc<dyn Clock>,
     setup: RwLock<Arc<Setup>>,
-    index: Mutex<WaitIndex>,
+    routes: Routes,
     signals: broadcast::Sender<WaitClosed>,
     log: LogRing,
 }
 
 impl<S: Store> Runtime<S> {
-    /// Starts a runtime on `store`: re-arms every open wait, continues flows stopped between
-    /// two steps, then fires the deadlines that passed while no runtime was running.
+    /// Starts the only edge on `store` ([`Routing::Local`]).
     pub async fn start(
         store: Arc<S>,
         clock: Arc<dyn Clock>,
         config: Arc<Config>,
+    ) -> Result<Arc<Self>, StoreError> {
+        Self::start_with(store, clock, config, &Routing::Local).await
+    }
+
+    /// Starts an edge on `store`: a local edge re-arms every open wait; then the events a
+    /// crashed router left unrouted are routed, flows stopped between two steps go on, and the
+    /// deadlines that passed while no runtime was running fire.
+    pub async fn start_with(
+        store: Arc<S>,
+        clock: Arc<dyn Clock>,
+        config: Arc<Config>,
+        routing: &Routing,
     ) -> Result<Arc<Self>, StoreError> {
         let (signals, _) = broadcast::channel(1024);
         let rt = Arc::new(Self {
             store,
             clock,
             setup: RwLock::new(Arc::new(Setup::new(config))),
-            index: Mutex::new(WaitIndex::new()),
+            routes: Routes::new(routing),
             signals,
             log: LogRing::default(),
         });
         for line in rt.config().warnings() {
             rt.log(line);
         }
-        for wait in rt.store.open_waits().await? {
-            match rt.compile_filter(&wait.spec) {
-                Ok(filter) => rt.index().insert(ArmedWait { wait, filter }),
-                Err(reason) => {
-                    let now = rt.now();
-                    rt.close(&wait, WaitState::Refused, Some(&reason.to_string()), now)
-                        .await?;
+        if !rt.routes.is_shared() {
+            for wait in rt.store.open_waits().await? {
+                match rt.compile_filter(&wait.spec) {
+                    Ok(filter) => rt.routes.arm(ArmedWait { wait, filter }),
+                    Err(reason) => {
+                        let now = rt.now();
+                        rt.close(&wait, WaitState::Refused, Some(&reason.to_string()), now)
+                            .await?;
+                    }
                 }
             }
         }
+        rt.reroute(Timestamp(i64::MAX)).await?;
         rt.resume_flows().await?;
         rt.fire_due().await?;
         Ok(rt)
+    }
+
+    /// Routes the events received before `before` that are still unrouted (their router died
+    /// between retaining and routing them). Returns how many.
+    pub async fn reroute(&self, before: Timestamp) -> Result<usize, StoreError> {
+        const BATCH: u32 = 256;
+        let mut done = 0;
+        loop {
+            let events = self.store.unrouted(before, BATCH).await?;
+            if events.is_empty() {
+                return Ok(done);
+            }
+            for stored in &events {
+                self.route_and_fire(stored).await?;
+            }
+            done += events.len();
+        }
     }
 
     /// The current time on the runtime's clock.
@@ -145,18 +177,20 @@ impl<S: Store> Runtime<S> {
         self.log.push(line);
     }
 
-    fn index(&self) -> MutexGuard<'_, WaitIndex> {
-        lock(&self.index)
-    }
-
-    /// How many waits are armed in the index.
+    /// How many waits are armed in the edge's index (for an edge sharing its database: how
+    /// many it has cached).
     pub fn armed(&self) -> usize {
-        self.index().len()
+        self.routes.armed()
     }
 
     /// The earliest deadline of an open wait.
-    pub fn next_deadline(&self) -> Option<Timestamp> {
-        self.index().next_deadline()
+    pub async fn next_deadline(&self) -> Result<Option<Timestamp>, StoreError> {
+        self.routes.next_deadline(&*self.store).await
+    }
+
+    /// Whether this edge shares its database with other edges.
+    pub fn is_shared(&self) -> bool {
+        self.routes.is_shared()
     }
 
     pub(crate) async fn audit(&self, action: &str, data: Value) -> Result<(), StoreError> {
@@ -242,7 +276,7 @@ impl<S: Store> Runtime<S> {
         }
         // Armed before the look-back, so an event that arrives meanwhile is routed to it; the
         // store's transition decides which of the two claims wins.
-        self.index().insert(ArmedWait {
+        self.routes.arm(ArmedWait {
             wait: wait.clone(),
             filter: filter.clone(),
         });
@@ -294,31 +328,45 @@ impl<S: Store> Runtime<S> {
         Ok(())
     }
 
+    /// The claim of `wait` on `stored`, with its `event.match` record.
+    fn candidate(&self, wait: &Wait, stored: &StoredEvent) -> Candidate {
+        let event = &stored.event;
+        Candidate {
+            wait_seq: wait.seq,
+            job: wait.job.clone(),
+            audit: AuditRecord {
+                at: self.now(),
+                action: "event.match".to_owned(),
+                data: json!({"source": event.source, "id": event.id, "to": "wait",
+                             "wait": wait.name, "job": wait.job, "outcome": "matched"}),
+            },
+        }
+    }
+
     async fn claim(&self, wait: &Wait, stored: &StoredEvent) -> Result<Claim, StoreError> {
         let event = &stored.event;
-        let now = self.now();
+        let candidate = self.candidate(wait, stored);
         let outcome = self
             .store
-            .claim(wait.seq, &wait.job, (&event.source, &event.id), now)
+            .claim(&candidate, (&event.source, &event.id), self.now())
             .await?;
+        self.claimed(wait, outcome).await?;
+        Ok(outcome)
+    }
+
+    /// What follows a claim's outcome on this edge.
+    async fn claimed(&self, wait: &Wait, outcome: Claim) -> Result<(), StoreError> {
         match outcome {
             Claim::Claimed => {
-                self.index().remove(wait.seq);
-                self.store.mark_outside_started(&wait.job).await?;
-                self.audit(
-                    "event.match",
-                    json!({"source": event.source, "id": event.id, "to": "wait",
-                           "wait": wait.name, "job": wait.job, "outcome": "matched"}),
-                )
-                .await?;
-                self.closed(wait, WaitState::Matched).await?;
+                self.routes.disarm(wait.seq);
+                self.closed(wait, WaitState::Matched).await
             }
             Claim::NotOpen => {
-                self.index().remove(wait.seq);
+                self.routes.disarm(wait.seq);
+                Ok(())
             }
-            Claim::JobHadEvent => {}
+            Claim::JobHadEvent => Ok(()),
         }
-        Ok(outcome)
     }
 
     pub(crate) async fn close(
@@ -328,7 +376,7 @@ impl<S: Store> Runtime<S> {
         reason: Option<&str>,
         now: Timestamp,
     ) -> Result<bool, StoreError> {
-        self.index().remove(wait.seq);
+        self.routes.disarm(wait.seq);
         let moved = self.store.close(wait.seq, state, reason, now).await?;
         if moved {
             self.closed(wait, state).await?;
@@ -352,63 +400,90 @@ impl<S: Store> Runtime<S> {
         let mut fired = 0;
         loop {
             let now = self.now();
-            let due = self.index().due(now);
+            let due = self.routes.due(&*self.store, now).await?;
             if due.is_empty() {
                 return Ok(fired);
             }
-            for armed in due {
-                if self
-                    .close(&armed.wait, WaitState::TimedOut, None, now)
-                    .await?
-                {
+            for wait in due {
+                if self.close(&wait, WaitState::TimedOut, None, now).await? {
                     fired += 1;
                 }
             }
         }
     }
 
-    /// Takes an event that a source's function produced: retains it (once per identity),
-    /// audits it and routes it to waits and triggers. Returns `None` for a duplicate.
+    /// Takes an event that a source's function produced: retains it (once per identity) with
+    /// its `event.received` record, routes it to waits and triggers, and marks it routed.
+    /// Returns `None` for a duplicate; a duplicate whose first router died before it finished is
+    /// routed now.
     pub async fn ingest(&self, event: &Event) -> Result<Option<StoredEvent>, StoreError> {
         let now = self.now();
-        let Some(seq) = self.store.insert_event(event, now).await? else {
-            return Ok(None);
+        let audit = AuditRecord {
+            at: now,
+            action: "event.received".to_owned(),
+            data: json!({"source": event.source, "id": event.id, "type": event.kind,
+                         "action": event.action, "subject": event.subject}),
         };
-        self.audit(
-            "event.received",
-            json!({"source": event.source, "id": event.id, "type": event.kind,
-                   "action": event.action, "subject": event.subject}),
-        )
-        .await?;
-        let stored = StoredEvent {
-            seq,
-            received_at: now,
-            event: event.clone(),
-        };
-        self.route(&stored).await?;
-        self.fire_triggers(&stored).await?;
-        Ok(Some(stored))
+        match self.store.receive(event, now, &audit).await? {
+            Received::New(stored) => {
+                self.route_and_fire(&stored).await?;
+                Ok(Some(stored))
+            }
+            Received::Known {
+                stored,
+                routed: false,
+            } => {
+                self.route_and_fire(&stored).await?;
+                Ok(None)
+            }
+            Received::Known { routed: true, .. } => Ok(None),
+        }
+    }
+
+    /// Routes a retained event to its waits and fires its triggers, then marks it routed (in
+    /// the claims' transaction when no trigger watches its source).
+    async fn route_and_fire(&self, stored: &StoredEvent) -> Result<(), StoreError> {
+        let event = &stored.event;
+        let triggers = self.setup().triggers.watches(&event.source);
+        self.route_marking(stored, !triggers).await?;
+        if triggers {
+            self.fire_triggers(stored).await?;
+            self.store.mark_routed(&event.source, &event.id).await?;
+        }
+        Ok(())
     }
 
     /// Routes a retained event to the open waits it matches: the waits on its subject and on
     /// any subject of its source, oldest first, at most one per job. Returns the waits it got.
     pub async fn route(&self, stored: &StoredEvent) -> Result<Vec<String>, StoreError> {
+        self.route_marking(stored, false).await
+    }
+
+    async fn route_marking(
+        &self,
+        stored: &StoredEvent,
+        mark_routed: bool,
+    ) -> Result<Vec<String>, StoreError> {
         let event = &stored.event;
-        let candidates = self.index().candidates(&event.source, &event.subject);
+        let compile = |spec: &WaitSpec| self.compile_filter(spec).map_err(|r| r.to_string());
+        let found = self
+            .routes
+            .candidates(&*self.store, &event.source, &event.subject, &compile)
+            .await?;
+        for (wait, reason) in &found.broken {
+            self.close(wait, WaitState::Refused, Some(reason), self.now())
+                .await?;
+        }
         // Converted once, and only when some candidate has a filter.
         let mut prepared: Option<Result<PreparedEvent, String>> = None;
-        let mut served: HashSet<String> = HashSet::new();
-        let mut matched = Vec::new();
-        for armed in candidates {
-            let wait = &armed.wait;
-            if served.contains(&wait.job)
-                || wait.after_seq >= stored.seq
-                || !wait.spec.admits(event)
-            {
+        let mut armed = Vec::new();
+        for candidate in &found.armed {
+            let wait = &candidate.wait;
+            if wait.after_seq >= stored.seq || !wait.spec.admits(event) {
                 continue;
             }
             // On an event routed after the wait was registered, a stopped filter is false.
-            if let Some(filter) = &armed.filter {
+            if let Some(filter) = &candidate.filter {
                 let Ok(prepared) = prepared.get_or_insert_with(|| PreparedEvent::new(event)) else {
                     continue;
                 };
@@ -416,16 +491,30 @@ impl<S: Store> Runtime<S> {
                     continue;
                 }
             }
-            match self.claim(wait, stored).await? {
-                Claim::Claimed => {
-                    served.insert(wait.job.clone());
-                    matched.push(wait.name.clone());
-                }
-                Claim::JobHadEvent => {
-                    served.insert(wait.job.clone());
-                }
-                Claim::NotOpen => {}
+            armed.push(candidate.clone());
+        }
+        if armed.is_empty() && !mark_routed {
+            return Ok(Vec::new());
+        }
+        let candidates: Vec<Candidate> = armed
+            .iter()
+            .map(|a| self.candidate(&a.wait, stored))
+            .collect();
+        let outcomes = self
+            .store
+            .route(
+                (&event.source, &event.id),
+                &candidates,
+                self.now(),
+                mark_routed,
+            )
+            .await?;
+        let mut matched = Vec::new();
+        for (candidate, outcome) in armed.iter().zip(outcomes) {
+            if outcome == Claim::Claimed {
+                matched.push(candidate.wait.name.clone());
             }
+            self.claimed(&candidate.wait, outcome).await?;
         }
         Ok(matched)
     }
@@ -442,13 +531,30 @@ impl<S: Store> Runtime<S> {
             .collect())
     }
 
-    /// Forgets events older than the one-day retention.
+    /// Forgets events older than the one-day retention (on a shared database, only the edge
+    /// holding the sweeper lease does; the others return 0).
     pub async fn purge(&self) -> Result<u64, StoreError> {
-        self.store.purge_events(self.now().minus(DAY)).await
+        let now = self.now();
+        if !self.routes.holds_sweeper(&*self.store, now).await? {
+            return Ok(0);
+        }
+        self.store.purge_events(now.minus(DAY)).await
+    }
+
+    /// The periodic work of an edge: fire due deadlines, and, on the edge that holds the
+    /// sweeper lease, route events left unrouted for [`REROUTE_AFTER`] (their router died) and
+    /// forget expired events.
+    pub async fn sweep(&self) -> Result<(), StoreError> {
+        self.fire_due().await?;
+        let now = self.now();
+        if self.routes.holds_sweeper(&*self.store, now).await? {
+            self.reroute(now.minus(REROUTE_AFTER)).await?;
+            self.store.purge_events(now.minus(DAY)).await?;
+        }
+        Ok(())
     }
 }
 
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    // The guarded values are left consistent before any call that could panic.
-    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
-}
+/// How long an unrouted event is left to the edge that is routing it before the sweeper
+/// routes it (routing twice is harmless, but wasted work).
+pub const REROUTE_AFTER: Duration = Duration::from_secs(5);

@@ -218,14 +218,12 @@ async fn audit<S: Store>(State(rt): State<Arc<Runtime<S>>>) -> Response {
 /// is dropped. Waits registered meanwhile are picked up at the next wake-up (at most a second).
 pub async fn timer_loop<S: Store>(rt: Arc<Runtime<S>>) {
     loop {
-        if let Err(e) = rt.fire_due().await {
-            rt.log(format!("timer: {e}"));
-        }
-        if let Err(e) = rt.purge().await {
-            rt.log(format!("purge: {e}"));
+        if let Err(e) = rt.sweep().await {
+            rt.log(format!("sweep: {e}"));
         }
         let now = rt.now();
-        let wake = rt.next_deadline().map_or(Duration::from_secs(1), |t| {
+        let next = rt.next_deadline().await.ok().flatten();
+        let wake = next.map_or(Duration::from_secs(1), |t| {
             now.until(t).min(Duration::from_secs(1))
         });
         tokio::time::sleep(wake.max(Duration::from_millis(5))).await;

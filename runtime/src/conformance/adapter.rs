@@ -304,7 +304,7 @@ async fn advance(s: &Session, args: &Value) -> OpResult {
         .ok_or_else(|| OpError::new("invalid_args", format!("`{by}` is not a duration")))?;
     let target = s.clock.now_ts().plus(by);
     // Deadlines inside the interval fire at their own instants, in order.
-    while let Some(next) = s.runtime.next_deadline().filter(|t| *t <= target) {
+    while let Some(next) = s.runtime.next_deadline().await?.filter(|t| *t <= target) {
         s.clock.set(next);
         s.runtime.fire_due().await?;
     }

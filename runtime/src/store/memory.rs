@@ -2,7 +2,7 @@
 //! a transaction holds the lock from begin to end and keeps an undo log, so a transaction dropped
 //! or rolled back leaves nothing. Nothing survives the process.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use tokio::sync::{Mutex, MutexGuard};
 
@@ -31,7 +31,9 @@ struct Inner {
     events: BTreeMap<i64, StoredEvent>,
     event_keys: HashMap<(String, String), i64>,
     next_event: i64,
+    unrouted: BTreeSet<i64>,
     ledger: HashSet<LedgerKey>,
+    leases: HashMap<String, (String, Timestamp)>,
     fires: Vec<Fire>,
     fire_jobs: HashSet<String>,
     audit: Vec<AuditRecord>,
@@ -49,8 +51,11 @@ enum Undo {
     Wait(i64),
     WaitState(Box<Wait>),
     Event(i64),
-    Events(Vec<StoredEvent>),
+    Events(Vec<(StoredEvent, bool)>),
+    Routed(i64),
     Ledger(LedgerKey),
+    LedgerDeleted(LedgerKey),
+    Lease(String, Option<(String, Timestamp)>),
     Fire,
     Audit,
     Refusal((String, String, i64)),
@@ -122,20 +127,38 @@ impl Inner {
                 self.waits.insert(wait.seq, *wait);
             }
             Undo::Event(seq) => {
+                self.unrouted.remove(&seq);
                 if let Some(e) = self.events.remove(&seq) {
                     self.event_keys.remove(&(e.event.source, e.event.id));
                 }
             }
             Undo::Events(events) => {
-                for e in events {
+                for (e, unrouted) in events {
+                    if unrouted {
+                        self.unrouted.insert(e.seq);
+                    }
                     self.event_keys
                         .insert((e.event.source.clone(), e.event.id.clone()), e.seq);
                     self.events.insert(e.seq, e);
                 }
             }
+            Undo::Routed(seq) => {
+                self.unrouted.insert(seq);
+            }
             Undo::Ledger(key) => {
                 self.ledger.remove(&key);
             }
+            Undo::LedgerDeleted(key) => {
+                self.ledger.insert(key);
+            }
+            Undo::Lease(name, before) => match before {
+                Some(lease) => {
+                    self.leases.insert(name, lease);
+                }
+                None => {
+                    self.leases.remove(&name);
+                }
+            },
             Undo::Fire => {
                 if let Some(fire) = self.fires.pop() {
                     self.fire_jobs.remove(&fire.job);
@@ -198,6 +221,40 @@ impl ReadRows for MemoryTx<'_> {
             .collect())
     }
 
+    async fn open_waits_on(&mut self, source: &str, subject: &str) -> StoreResult<Vec<Wait>> {
+        Ok(self
+            .rows
+            .waits
+            .values()
+            .filter(|w| w.state == WaitState::Open && w.spec.source == source)
+            .filter(|w| w.spec.subject.as_deref().is_none_or(|s| s == subject))
+            .cloned()
+            .collect())
+    }
+
+    async fn due_waits(&mut self, now: Timestamp, limit: u32) -> StoreResult<Vec<Wait>> {
+        let mut due: Vec<Wait> = self
+            .rows
+            .waits
+            .values()
+            .filter(|w| w.state == WaitState::Open && w.deadline <= now)
+            .cloned()
+            .collect();
+        due.sort_by_key(|w| (w.deadline, w.seq));
+        due.truncate(limit as usize);
+        Ok(due)
+    }
+
+    async fn next_deadline(&mut self) -> StoreResult<Option<Timestamp>> {
+        Ok(self
+            .rows
+            .waits
+            .values()
+            .filter(|w| w.state == WaitState::Open)
+            .map(|w| w.deadline)
+            .min())
+    }
+
     async fn last_event_seq(&mut self) -> StoreResult<i64> {
         Ok(self.rows.next_event)
     }
@@ -235,6 +292,26 @@ impl ReadRows for MemoryTx<'_> {
             .get(&key)
             .and_then(|q| s.events.get(q))
             .cloned())
+    }
+
+    async fn is_routed(&mut self, source: &str, id: &str) -> StoreResult<Option<bool>> {
+        let key = (source.to_owned(), id.to_owned());
+        Ok(self
+            .rows
+            .event_keys
+            .get(&key)
+            .map(|seq| !self.rows.unrouted.contains(seq)))
+    }
+
+    async fn unrouted(&mut self, before: Timestamp, limit: u32) -> StoreResult<Vec<StoredEvent>> {
+        let s = &self.rows;
+        Ok(s.unrouted
+            .iter()
+            .filter_map(|seq| s.events.get(seq))
+            .filter(|e| e.received_at < before)
+            .take(limit as usize)
+            .cloned()
+            .collect())
     }
 
     async fn fire_exists(&mut self, job: &str) -> StoreResult<bool> {
@@ -364,6 +441,7 @@ impl Rows for MemoryTx<'_> {
             event: event.clone(),
         };
         s.events.insert(seq, stored);
+        s.unrouted.insert(seq);
         self.undo.push(Undo::Event(seq));
         Ok(Some(seq))
     }
@@ -381,7 +459,7 @@ impl Rows for MemoryTx<'_> {
             if let Some(e) = s.events.remove(seq) {
                 s.event_keys
                     .remove(&(e.event.source.clone(), e.event.id.clone()));
-                removed.push(e);
+                removed.push((e, s.unrouted.remove(seq)));
             }
         }
         let n = removed.len() as u64;
@@ -401,6 +479,44 @@ impl Rows for MemoryTx<'_> {
             return Ok(false);
         }
         self.undo.push(Undo::Ledger(key));
+        Ok(true)
+    }
+
+    async fn delete_ledger(&mut self, job: &str, event: (&str, &str)) -> StoreResult<()> {
+        let key = (job.to_owned(), event.0.to_owned(), event.1.to_owned());
+        if self.rows.ledger.remove(&key) {
+            self.undo.push(Undo::LedgerDeleted(key));
+        }
+        Ok(())
+    }
+
+    async fn set_routed(&mut self, source: &str, id: &str) -> StoreResult<()> {
+        let key = (source.to_owned(), id.to_owned());
+        if let Some(&seq) = self.rows.event_keys.get(&key) {
+            if self.rows.unrouted.remove(&seq) {
+                self.undo.push(Undo::Routed(seq));
+            }
+        }
+        Ok(())
+    }
+
+    async fn take_lease(
+        &mut self,
+        name: &str,
+        holder: &str,
+        now: Timestamp,
+        until: Timestamp,
+    ) -> StoreResult<bool> {
+        let before = self.rows.leases.get(name).cloned();
+        if let Some((other, expires)) = &before {
+            if other != holder && *expires > now {
+                return Ok(false);
+            }
+        }
+        self.rows
+            .leases
+            .insert(name.to_owned(), (holder.to_owned(), until));
+        self.undo.push(Undo::Lease(name.to_owned(), before));
         Ok(true)
     }
 

@@ -56,6 +56,20 @@ pub trait ReadRows: Send {
     fn waits_of_job(&mut self, job: &str) -> impl Future<Output = StoreResult<Vec<Wait>>> + Send;
     /// Every open wait by registration sequence.
     fn open_waits(&mut self) -> impl Future<Output = StoreResult<Vec<Wait>>> + Send;
+    /// The open waits of `source` on `subject` or on no subject, by registration sequence.
+    fn open_waits_on(
+        &mut self,
+        source: &str,
+        subject: &str,
+    ) -> impl Future<Output = StoreResult<Vec<Wait>>> + Send;
+    /// Up to `limit` open waits with a deadline at or before `now`, by deadline then sequence.
+    fn due_waits(
+        &mut self,
+        now: Timestamp,
+        limit: u32,
+    ) -> impl Future<Output = StoreResult<Vec<Wait>>> + Send;
+    /// The earliest deadline of an open wait.
+    fn next_deadline(&mut self) -> impl Future<Output = StoreResult<Option<Timestamp>>> + Send;
     /// The highest event sequence ever given (0 when none), even if that event was purged.
     fn last_event_seq(&mut self) -> impl Future<Output = StoreResult<i64>> + Send;
     /// Events of `source` with a sequence above `after_seq`, received at or after `since`, by
@@ -77,6 +91,18 @@ pub trait ReadRows: Send {
         source: &str,
         id: &str,
     ) -> impl Future<Output = StoreResult<Option<StoredEvent>>> + Send;
+    /// Whether a retained event is marked routed; `None` if it is not retained.
+    fn is_routed(
+        &mut self,
+        source: &str,
+        id: &str,
+    ) -> impl Future<Output = StoreResult<Option<bool>>> + Send;
+    /// Up to `limit` unrouted events received before `before`, by sequence.
+    fn unrouted(
+        &mut self,
+        before: Timestamp,
+        limit: u32,
+    ) -> impl Future<Output = StoreResult<Vec<StoredEvent>>> + Send;
     /// Whether a fire with this job id exists.
     fn fire_exists(&mut self, job: &str) -> impl Future<Output = StoreResult<bool>> + Send;
     /// How many fires of `kind`/`name` started at or after `since`.
@@ -124,7 +150,8 @@ pub trait Rows: ReadRows {
         seq: i64,
         closing: Closing<'_>,
     ) -> impl Future<Output = StoreResult<bool>> + Send;
-    /// Adds an event and returns its new sequence; `None` if `(source, id)` is known.
+    /// Adds an event, not yet routed, and returns its new sequence; `None` if `(source, id)` is
+    /// known.
     fn insert_event(
         &mut self,
         event: &Event,
@@ -141,6 +168,27 @@ pub trait Rows: ReadRows {
         job: &str,
         event: (&str, &str),
         wait_seq: i64,
+    ) -> impl Future<Output = StoreResult<bool>> + Send;
+    /// Removes `(job, event)` from the ledger.
+    fn delete_ledger(
+        &mut self,
+        job: &str,
+        event: (&str, &str),
+    ) -> impl Future<Output = StoreResult<()>> + Send;
+    /// Marks a retained event as routed.
+    fn set_routed(
+        &mut self,
+        source: &str,
+        id: &str,
+    ) -> impl Future<Output = StoreResult<()>> + Send;
+    /// Gives lease `name` to `holder` until `until` if it is free, expired at `now`, or held by
+    /// `holder` already; `false` otherwise.
+    fn take_lease(
+        &mut self,
+        name: &str,
+        holder: &str,
+        now: Timestamp,
+        until: Timestamp,
     ) -> impl Future<Output = StoreResult<bool>> + Send;
     /// Holds every other transaction that takes the same `kind`/`name` until this one ends, so
     /// a count of fires read after it stays true until the commit.

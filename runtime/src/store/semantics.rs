@@ -3,17 +3,21 @@
 //! race-free on any backend that keeps the row contract.
 //!
 //! - A claim adds the `(job, event)` ledger row first and then moves the wait `open → matched`;
-//!   if either condition fails the transaction is undone, so a wait changes state once and a job
-//!   never gets one event twice, whoever races.
+//!   if either condition fails its writes are taken back, so a wait changes state once and a job
+//!   never gets one event twice, whoever races. Its audit record and the job's outside-started
+//!   mark commit with it. Routing an event claims all its candidates in one transaction and
+//!   marks the event routed in it: an event is either routed whole or left for a re-route.
+//! - Receiving an event retains it unrouted with its `event.received` record in one
+//!   transaction; a redelivery of an event whose router died tells the caller to route it.
 //! - A fire takes the routine's fire lock, then checks the job id and the hourly count, so two
 //!   routers can neither both start one job nor both see the last fire left in the hour.
 //! - Look-back reads a source's retained events by arrival sequence and leaves out those the
 //!   job's ledger holds.
 
-use std::collections::HashSet;
+use std::collections::{BTreeSet, HashSet};
 
 use super::rows::{Backend, Closing, ReadRows, Rows};
-use super::{Claim, FireLimit, FireOutcome, Store, StoreResult};
+use super::{Candidate, Claim, FireLimit, FireOutcome, Received, Store, StoreError, StoreResult};
 use crate::clock::Timestamp;
 use crate::model::{
     AuditRecord, Event, Fire, FireState, Job, Output, StoredEvent, Wait, WaitState,
@@ -49,6 +53,28 @@ impl<B: Backend> Store for B {
         in_tx!(self, |tx| tx.insert_wait(wait).await?)
     }
 
+    async fn open_waits_on(&self, source: &str, subject: &str) -> StoreResult<Vec<Wait>> {
+        self.read().await?.open_waits_on(source, subject).await
+    }
+
+    async fn due_waits(&self, now: Timestamp, limit: u32) -> StoreResult<Vec<Wait>> {
+        self.read().await?.due_waits(now, limit).await
+    }
+
+    async fn next_deadline(&self) -> StoreResult<Option<Timestamp>> {
+        self.read().await?.next_deadline().await
+    }
+
+    async fn take_lease(
+        &self,
+        name: &str,
+        holder: &str,
+        now: Timestamp,
+        until: Timestamp,
+    ) -> StoreResult<bool> {
+        in_tx!(self, |tx| tx.take_lease(name, holder, now, until).await?)
+    }
+
     async fn wait(&self, name: &str) -> StoreResult<Option<Wait>> {
         self.read().await?.wait(name).await
     }
@@ -67,6 +93,47 @@ impl<B: Backend> Store for B {
         received_at: Timestamp,
     ) -> StoreResult<Option<i64>> {
         in_tx!(self, |tx| tx.insert_event(event, received_at).await?)
+    }
+
+    async fn receive(
+        &self,
+        event: &Event,
+        received_at: Timestamp,
+        audit: &AuditRecord,
+    ) -> StoreResult<Received> {
+        // A known event can be purged between the insert that found it and the read; the next
+        // insert then succeeds, so two rounds always decide.
+        for _ in 0..2 {
+            let mut tx = self.begin().await?;
+            if let Some(seq) = tx.insert_event(event, received_at).await? {
+                tx.append_audit(audit).await?;
+                tx.commit().await?;
+                let stored = StoredEvent {
+                    seq,
+                    received_at,
+                    event: event.clone(),
+                };
+                return Ok(Received::New(stored));
+            }
+            let stored = tx.event(&event.source, &event.id).await?;
+            let routed = tx.is_routed(&event.source, &event.id).await?;
+            tx.rollback().await?;
+            if let (Some(stored), Some(routed)) = (stored, routed) {
+                return Ok(Received::Known { stored, routed });
+            }
+        }
+        Err(StoreError(format!(
+            "event {}/{} is neither new nor retained",
+            event.source, event.id
+        )))
+    }
+
+    async fn mark_routed(&self, source: &str, id: &str) -> StoreResult<()> {
+        in_tx!(self, |tx| tx.set_routed(source, id).await?)
+    }
+
+    async fn unrouted(&self, before: Timestamp, limit: u32) -> StoreResult<Vec<StoredEvent>> {
+        self.read().await?.unrouted(before, limit).await
     }
 
     async fn last_seq(&self) -> StoreResult<i64> {
@@ -99,28 +166,60 @@ impl<B: Backend> Store for B {
 
     async fn claim(
         &self,
-        wait_seq: i64,
-        job: &str,
+        candidate: &Candidate,
         event: (&str, &str),
         now: Timestamp,
     ) -> StoreResult<Claim> {
         let mut tx = self.begin().await?;
-        if !tx.insert_ledger(job, event, wait_seq).await? {
+        let outcome = claim_in(&mut tx, candidate, event, now).await?;
+        if outcome == Claim::Claimed {
+            tx.set_outside_started(&candidate.job).await?;
+            tx.commit().await?;
+        } else {
             tx.rollback().await?;
-            return Ok(Claim::JobHadEvent);
         }
-        let closing = Closing {
-            state: WaitState::Matched,
-            event: Some(event),
-            reason: None,
-            at: now,
-        };
-        if !tx.close_wait(wait_seq, closing).await? {
-            tx.rollback().await?;
-            return Ok(Claim::NotOpen);
+        Ok(outcome)
+    }
+
+    async fn route(
+        &self,
+        event: (&str, &str),
+        candidates: &[Candidate],
+        now: Timestamp,
+        mark_routed: bool,
+    ) -> StoreResult<Vec<Claim>> {
+        let mut tx = self.begin().await?;
+        let mut served: HashSet<&str> = HashSet::new();
+        let mut reached: BTreeSet<&str> = BTreeSet::new();
+        let mut outcomes = Vec::with_capacity(candidates.len());
+        for candidate in candidates {
+            if served.contains(candidate.job.as_str()) {
+                outcomes.push(Claim::JobHadEvent);
+                continue;
+            }
+            let outcome = claim_in(&mut tx, candidate, event, now).await?;
+            match outcome {
+                Claim::Claimed => {
+                    served.insert(&candidate.job);
+                    reached.insert(&candidate.job);
+                }
+                Claim::JobHadEvent => {
+                    served.insert(&candidate.job);
+                }
+                Claim::NotOpen => {}
+            }
+            outcomes.push(outcome);
+        }
+        // Job rows are written last and in one order, so two routers of different events that
+        // reach the same jobs cannot each hold a row the other waits for.
+        for job in reached {
+            tx.set_outside_started(job).await?;
+        }
+        if mark_routed {
+            tx.set_routed(event.0, event.1).await?;
         }
         tx.commit().await?;
-        Ok(Claim::Claimed)
+        Ok(outcomes)
     }
 
     async fn close(
@@ -231,4 +330,33 @@ impl<B: Backend> Store for B {
     async fn flag(&self, key: &str) -> StoreResult<bool> {
         self.read().await?.flag(key).await
     }
+}
+
+/// One claim inside `tx`: the ledger row first (a job that had the event stops here), then the
+/// wait's move out of `open` (if another router, the timer or a refusal won, the ledger row is
+/// taken back, so a later wait of the job may still get the event), then the audit record.
+async fn claim_in<T: Rows>(
+    tx: &mut T,
+    candidate: &Candidate,
+    event: (&str, &str),
+    now: Timestamp,
+) -> StoreResult<Claim> {
+    if !tx
+        .insert_ledger(&candidate.job, event, candidate.wait_seq)
+        .await?
+    {
+        return Ok(Claim::JobHadEvent);
+    }
+    let closing = Closing {
+        state: WaitState::Matched,
+        event: Some(event),
+        reason: None,
+        at: now,
+    };
+    if !tx.close_wait(candidate.wait_seq, closing).await? {
+        tx.delete_ledger(&candidate.job, event).await?;
+        return Ok(Claim::NotOpen);
+    }
+    tx.append_audit(&candidate.audit).await?;
+    Ok(Claim::Claimed)
 }

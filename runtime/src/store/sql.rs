@@ -224,6 +224,52 @@ macro_rules! sql_rows {
                 rows.iter().map($crate::store::sql::wait_from_row).collect()
             }
 
+            async fn open_waits_on(
+                &mut self,
+                source: &str,
+                subject: &str,
+            ) -> $crate::store::StoreResult<Vec<$crate::model::Wait>> {
+                let rows = sqlx::query($crate::store::sql::select_waits!(
+                    "WHERE state = 'open' AND source = $1 AND (subject = $2 OR subject IS NULL) \
+                     ORDER BY seq"
+                ))
+                .bind(source)
+                .bind(subject)
+                .fetch_all(self.conn())
+                .await?;
+                rows.iter().map($crate::store::sql::wait_from_row).collect()
+            }
+
+            async fn due_waits(
+                &mut self,
+                now: $crate::clock::Timestamp,
+                limit: u32,
+            ) -> $crate::store::StoreResult<Vec<$crate::model::Wait>> {
+                let rows = sqlx::query($crate::store::sql::select_waits!(
+                    "WHERE state = 'open' AND deadline <= $1 ORDER BY deadline, seq LIMIT $2"
+                ))
+                .bind(now.0)
+                .bind(i64::from(limit))
+                .fetch_all(self.conn())
+                .await?;
+                rows.iter().map($crate::store::sql::wait_from_row).collect()
+            }
+
+            async fn next_deadline(
+                &mut self,
+            ) -> $crate::store::StoreResult<Option<$crate::clock::Timestamp>> {
+                let row = sqlx::query(
+                    "SELECT deadline FROM waits WHERE state = 'open' ORDER BY deadline LIMIT 1",
+                )
+                .fetch_optional(self.conn())
+                .await?;
+                let deadline = row
+                    .as_ref()
+                    .map(|r| $crate::store::sql::Columns::int(r, "deadline"))
+                    .transpose()?;
+                Ok(deadline.map($crate::clock::Timestamp))
+            }
+
             async fn last_event_seq(&mut self) -> $crate::store::StoreResult<i64> {
                 let row = sqlx::query($last_seq).fetch_optional(self.conn()).await?;
                 Ok(row.as_ref().map(|r| $crate::store::sql::Columns::int(r, "seq")).transpose()?.unwrap_or(0))
@@ -270,6 +316,38 @@ macro_rules! sql_rows {
                     .fetch_optional(self.conn())
                     .await?;
                 row.as_ref().map($crate::store::sql::event_from_row).transpose()
+            }
+
+            async fn is_routed(
+                &mut self,
+                source: &str,
+                id: &str,
+            ) -> $crate::store::StoreResult<Option<bool>> {
+                let row =
+                    sqlx::query("SELECT routed FROM events WHERE source = $1 AND event_id = $2")
+                        .bind(source)
+                        .bind(id)
+                        .fetch_optional(self.conn())
+                        .await?;
+                row.as_ref()
+                    .map(|r| $crate::store::sql::Columns::boolean(r, "routed"))
+                    .transpose()
+            }
+
+            async fn unrouted(
+                &mut self,
+                before: $crate::clock::Timestamp,
+                limit: u32,
+            ) -> $crate::store::StoreResult<Vec<$crate::model::StoredEvent>> {
+                let rows = sqlx::query(
+                    "SELECT * FROM events WHERE NOT routed AND received_at < $1 \
+                     ORDER BY seq LIMIT $2",
+                )
+                .bind(before.0)
+                .bind(i64::from(limit))
+                .fetch_all(self.conn())
+                .await?;
+                rows.iter().map($crate::store::sql::event_from_row).collect()
             }
 
             async fn fire_exists(&mut self, job: &str) -> $crate::store::StoreResult<bool> {
@@ -429,7 +507,8 @@ macro_rules! sql_rows {
             ) -> $crate::store::StoreResult<Option<i64>> {
                 let row = sqlx::query(
                     "INSERT INTO events (source, event_id, type, action, subject, text, \
-                     attributes, received_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) \
+                     attributes, received_at, routed) \
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, FALSE) \
                      ON CONFLICT (source, event_id) DO NOTHING RETURNING seq",
                 )
                 .bind(&event.source)
@@ -470,6 +549,58 @@ macro_rules! sql_rows {
                 .execute(self.conn())
                 .await?;
                 Ok(done.rows_affected() == 1)
+            }
+
+            async fn delete_ledger(
+                &mut self,
+                job: &str,
+                event: (&str, &str),
+            ) -> $crate::store::StoreResult<()> {
+                sqlx::query(
+                    "DELETE FROM job_events WHERE job_id = $1 AND event_source = $2 \
+                     AND event_id = $3",
+                )
+                .bind(job)
+                .bind(event.0)
+                .bind(event.1)
+                .execute(self.conn())
+                .await?;
+                Ok(())
+            }
+
+            async fn set_routed(&mut self, source: &str, id: &str) -> $crate::store::StoreResult<()> {
+                sqlx::query(
+                    "UPDATE events SET routed = TRUE WHERE source = $1 AND event_id = $2 \
+                     AND NOT routed",
+                )
+                .bind(source)
+                .bind(id)
+                .execute(self.conn())
+                .await?;
+                Ok(())
+            }
+
+            async fn take_lease(
+                &mut self,
+                name: &str,
+                holder: &str,
+                now: $crate::clock::Timestamp,
+                until: $crate::clock::Timestamp,
+            ) -> $crate::store::StoreResult<bool> {
+                let row = sqlx::query(
+                    "INSERT INTO leases (name, holder, expires_at) VALUES ($1, $2, $3) \
+                     ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, \
+                     expires_at = excluded.expires_at \
+                     WHERE leases.holder = excluded.holder OR leases.expires_at <= $4 \
+                     RETURNING holder",
+                )
+                .bind(name)
+                .bind(holder)
+                .bind(until.0)
+                .bind(now.0)
+                .fetch_optional(self.conn())
+                .await?;
+                Ok(row.is_some())
             }
 
             async fn lock_fires(&mut self, kind: &str, name: &str) -> $crate::store::StoreResult<()> {

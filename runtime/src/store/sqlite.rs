@@ -43,6 +43,11 @@ fn migrator() -> Migrator {
             "outputs",
             include_str!("../../migrations/0002_outputs.sql"),
         ),
+        migration(
+            3,
+            "routing",
+            include_str!("../../migrations/0003_routing.sql"),
+        ),
     ])
 }
 
