@@ -315,3 +315,22 @@ fn filter_reads_standard_input_with_a_dash_as_lint_does() {
     let o = ozcheck_in(repo(), &["filter", "-"], &huge, &[]);
     assert_eq!(o.status.code(), Some(2), "{}", err(&o));
 }
+
+#[test]
+fn cel_spec_says_which_mode_ran_and_help_lists_every_command() {
+    let file = repo().join("corpus/cel-spec/basic.jsonl");
+    let file = file.to_str().expect("utf-8");
+    let parse = ozcheck_in(repo(), &["cel-spec", "--parse-only", file], "", &[]);
+    assert!(err(&parse).contains("mode: parse only"), "{}", err(&parse));
+    let full = ozcheck_in(repo(), &["cel-spec", file], "", &[]);
+    assert!(err(&full).contains("mode: evaluate"), "{}", err(&full));
+    let help = out(&ozcheck_in(repo(), &["--help"], "", &[]));
+    for command in ["conformance-adapter", "server", "lint", "serve"] {
+        assert!(help.contains(&format!("  {command} ")), "{command}: {help}");
+    }
+    assert!(help.contains("docs/cli.md"), "{help}");
+    assert!(
+        repo().join("docs/cli.md").is_file(),
+        "the contract --help points at exists"
+    );
+}

@@ -28,7 +28,7 @@ pub enum Context {
 pub enum Format {
     /// Human-readable reports with the expression and a label under the cause.
     Full,
-    /// One JSON object (the stable contract in DESIGN.md).
+    /// One JSON object (the stable contract in docs/cli.md).
     Json,
 }
 
@@ -151,7 +151,7 @@ pub fn run(args: &FilterArgs) -> ExitCode {
     }
 }
 
-/// The JSON contract of DESIGN.md.
+/// The JSON contract of docs/cli.md.
 pub fn json(report: &Report) -> serde_json::Value {
     serde_json::json!({
         "verdict": report.verdict,

@@ -2,7 +2,7 @@
 //! the returned strings.
 //!
 //! `full` is miette's graphical report with a snippet; `concise` one line per finding;
-//! `json` the contract of DESIGN.md; `sarif` SARIF 2.1.0 with rule metadata; `github` workflow
+//! `json` the contract of docs/cli.md; `sarif` SARIF 2.1.0 with rule metadata; `github` workflow
 //! commands with GitHub's escaping.
 
 use std::fmt;
@@ -239,7 +239,7 @@ pub fn concise(reports: &[FileReport]) -> String {
     out
 }
 
-/// The JSON contract of DESIGN.md.
+/// The JSON contract of docs/cli.md.
 pub fn json(reports: &[FileReport]) -> String {
     let diagnostics: Vec<Json> = each(reports)
         .map(|(report, f, p)| {
