@@ -1,6 +1,6 @@
 //! The conventions `ozcheck lint` shares with ruff and zizmor, as a script or hook sees them:
 //! `--fix` and `--diff` on a copy of the sample plugin, `--exit-zero`, `--quiet`,
-//! `--statistics`, `--color` with NO_COLOR and FORCE_COLOR, `--output-file`, the configuration
+//! `--statistics`, `--color` with `NO_COLOR` and `FORCE_COLOR`, `--output-file`, the configuration
 //! found in a parent folder, discovery of plugin folders only, standard input without a name,
 //! carriage returns from a file escaped in the one-line formats, and `-` for standard input in
 //! `filter` as in `lint`.

@@ -48,13 +48,13 @@ impl Client {
         client
     }
 
-    fn send(&mut self, message: Message) {
+    fn send(&mut self, message: &Message) {
         message.write(&mut self.stdin).expect("write");
         self.stdin.flush().expect("flush");
     }
 
     fn notify(&mut self, method: &str, params: Value) {
-        self.send(Message::Notification(Notification::new(
+        self.send(&Message::Notification(Notification::new(
             method.to_owned(),
             params,
         )));
@@ -64,7 +64,7 @@ impl Client {
     fn request(&mut self, method: &str, params: Value) -> Value {
         self.next_id += 1;
         let id = RequestId::from(self.next_id);
-        self.send(Message::Request(Request::new(
+        self.send(&Message::Request(Request::new(
             id.clone(),
             method.to_owned(),
             params,

@@ -34,10 +34,7 @@ enum Step<'a> {
 
 /// The key path to the entry whose key or value holds `offset`, that entry, and whether the
 /// offset is on the key.
-fn locate<'a>(
-    root: &'a Node,
-    offset: usize,
-) -> Option<(Vec<Step<'a>>, &'a crate::yaml::Entry, bool)> {
+fn locate(root: &Node, offset: usize) -> Option<(Vec<Step<'_>>, &crate::yaml::Entry, bool)> {
     let mut path = Vec::new();
     let mut node = root;
     loop {

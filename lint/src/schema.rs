@@ -476,7 +476,7 @@ impl Walk<'_> {
                         )
                         .zip(literal_span(self.text, node))
                         .map(|(to, span)| Fix::replace(format!("write `{to}`"), span, to)),
-                    })
+                    });
                 }
                 _ => out.push(wrong(&format!("one of {}", words.join(", ")), None)),
             },

@@ -2,6 +2,8 @@
 //! linted again (the rule no longer fires, and the file reads as intended), every byte outside
 //! the edits kept, rules without a documented fix never offering one, and the fix loop bounded.
 
+use std::fmt::Write as _;
+
 use ozcheck_lint::docs::example_files;
 use ozcheck_lint::fix::{self, FixedFile};
 use ozcheck_lint::rules::RULES;
@@ -22,8 +24,10 @@ fn fixed_text(fixed: &[FixedFile], path: &str) -> String {
     fixed
         .iter()
         .find(|f| f.report.source.path == path)
-        .map(|f| f.report.source.text.clone())
-        .unwrap_or_else(|| panic!("no report for {path}"))
+        .map_or_else(
+            || panic!("no report for {path}"),
+            |f| f.report.source.text.clone(),
+        )
 }
 
 /// One case per fixable rule: the files, the file that changes, and what it must become.
@@ -233,9 +237,10 @@ fn many_fixes_in_one_file_all_apply_within_the_round_bound() {
     // A thousand steps, each with two fixable findings: one round fixes them all.
     let mut text = String::from("name: w\nsteps:\n");
     for i in 0..1000 {
-        text.push_str(&format!(
+        let _ = write!(
+            text,
             "  - id: s{i}\n    wait_for_event:\n      source: s\n      timeout: 1h30m\n      typs: [x]\n"
-        ));
+        );
     }
     let files = [Input::from_text("flows/w.yaml", text.clone(), true)];
     let fixed = fix_files(&files);

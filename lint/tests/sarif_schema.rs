@@ -192,7 +192,7 @@ fn the_validator_refuses_broken_logs() {
         |v| v["runs"][0]["results"][0]["level"] = "fatal".into(),
         |v| {
             v["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["region"]["startLine"] =
-                0.into()
+                0.into();
         },
         |v| v["runs"][0]["tool"]["driver"]["rules"][0]["helpUri"] = "docs/rules.md".into(),
         |v| {

@@ -32,7 +32,7 @@ pub enum LintFormat {
 /// When to colour the `full` output.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum ColorChoice {
-    /// When writing to a terminal, unless NO_COLOR is set; FORCE_COLOR forces it.
+    /// When writing to a terminal, unless `NO_COLOR` is set; `FORCE_COLOR` forces it.
     Auto,
     /// Always.
     Always,
@@ -41,6 +41,8 @@ pub enum ColorChoice {
 }
 
 /// Arguments of `ozcheck lint`.
+// Each bool is one command-line switch, as ruff's are.
+#[allow(clippy::struct_excessive_bools)]
 #[derive(Args)]
 pub struct LintArgs {
     /// Files or folders to lint; `-` reads standard input. Without a path: the plugin files
@@ -72,7 +74,7 @@ pub struct LintArgs {
     /// Print how many findings each rule has instead of the findings.
     #[arg(long, conflicts_with = "diff")]
     pub statistics: bool,
-    /// When to colour the full output; NO_COLOR and FORCE_COLOR apply to `auto`.
+    /// When to colour the full output; `NO_COLOR` and `FORCE_COLOR` apply to `auto`.
     #[arg(long, value_enum, default_value = "auto")]
     pub color: ColorChoice,
     /// Write the output to this file instead of standard output.
@@ -95,7 +97,7 @@ fn usage_error(message: &str) -> ExitCode {
     ExitCode::from(2)
 }
 
-/// Whether to colour: `--color` first, then NO_COLOR, then FORCE_COLOR (each when set and not
+/// Whether to colour: `--color` first, then `NO_COLOR`, then `FORCE_COLOR` (each when set and not
 /// empty), then whether the output is a terminal.
 fn use_color(choice: ColorChoice, to_terminal: bool) -> bool {
     let set = |name: &str| std::env::var_os(name).is_some_and(|v| !v.is_empty());
@@ -123,16 +125,14 @@ fn findings_text(args: &LintArgs, reports: &[FileReport], color: bool) -> String
 
 /// Writes `text` to the output file or standard output; false when that fails.
 fn emit(args: &LintArgs, text: &str) -> bool {
-    match &args.output_file {
-        Some(path) => std::fs::write(path, text).is_ok(),
-        None => {
-            let mut stdout = std::io::stdout().lock();
-            stdout
-                .write_all(text.as_bytes())
-                .and_then(|()| stdout.flush())
-                .is_ok()
-        }
+    if let Some(path) = &args.output_file {
+        return std::fs::write(path, text).is_ok();
     }
+    let mut stdout = std::io::stdout().lock();
+    stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+        .is_ok()
 }
 
 /// Writes the fixed files back (or the fixed standard input to standard output) and says how

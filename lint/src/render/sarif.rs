@@ -8,6 +8,8 @@
 //! unreserved characters and `/` are percent-encoded, so a `:` or a space in a file name cannot
 //! turn the reference into something else.
 
+use std::fmt::Write as _;
+
 use serde_json::{Value as Json, json};
 
 use crate::finding::{Finding, Severity};
@@ -36,7 +38,7 @@ fn encode_path(path: &str) -> String {
         if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~' | b'/') {
             out.push(char::from(b));
         } else {
-            out.push_str(&format!("%{b:02X}"));
+            let _ = write!(out, "%{b:02X}");
         }
     }
     out
@@ -96,7 +98,7 @@ fn result(report: &FileReport, finding: &Finding) -> Json {
     let index = RULES.iter().position(|r| r.id == finding.rule).unwrap_or(0);
     let mut text = finding.message.clone();
     if let Some(help) = &finding.help {
-        text.push_str(&format!(" (help: {help})"));
+        let _ = write!(text, " (help: {help})");
     }
     let mut result = json!({
         "ruleId": finding.rule,
