@@ -240,6 +240,12 @@ fn without_a_path_only_plugin_folders_are_linted() {
     )
     .expect("write");
     std::fs::write(tmp.path().join("ci.yaml"), "name: ci\ntrigger: push\n").expect("write");
+    // A routine at the plugin's top, beside its kind folders, is the plugin's.
+    std::fs::write(
+        tmp.path().join("plugin/extra.yaml"),
+        "name: extra\nagent: pr-helpr\ntools: [oz.wait_for_event]\n",
+    )
+    .expect("write");
     let o = ozcheck_in(tmp.path(), &["lint", "--format", "concise"], "", &[]);
     let files: std::collections::BTreeSet<String> = out(&o)
         .lines()
@@ -248,6 +254,7 @@ fn without_a_path_only_plugin_folders_are_linted() {
     assert_eq!(
         files.into_iter().collect::<Vec<_>>(),
         [
+            "plugin/extra.yaml",
             "plugin/flows/ci-watch.yaml",
             "plugin/routines/pr-review.yaml"
         ]

@@ -3,8 +3,9 @@
 //! the lint's only file-system access.
 //!
 //! A folder contributes the YAML files that sit in an `agents/`, `flows/` or `routines/` folder
-//! below it, and nothing else: a repository holds other YAML (CI workflows, test scenarios) that
-//! is no plugin file and must not be read as one. A file named on the command line is linted
+//! below it, and those beside such folders (a plugin's top), and nothing else: a repository
+//! holds other YAML (CI workflows, test scenarios) that is no plugin file and must not be read as
+//! one. A file named on the command line is linted
 //! whatever its folder, its kind told from its keys.
 
 use std::collections::BTreeSet;
@@ -21,8 +22,9 @@ const SKIPPED_DIRS: &[&str] = &["target", "node_modules"];
 const MAX_WALK_DEPTH: usize = 32;
 
 /// The files to lint for `paths` and the context they need. A folder contributes every
-/// `.yaml`/`.yml` file in an `agents/`, `flows/` or `routines/` folder under it (hidden folders
-/// skipped); a file named is linted even when its kind must be told from its content.
+/// `.yaml`/`.yml` file in an `agents/`, `flows/` or `routines/` folder under it or beside one
+/// (hidden folders skipped); a file named is linted even when its kind must be told from its
+/// content.
 pub fn collect(paths: &[PathBuf]) -> io::Result<(Vec<Input>, PluginContext)> {
     let mut targets = Vec::new();
     let mut seen = BTreeSet::new();
@@ -121,10 +123,20 @@ fn is_yaml(path: &Path) -> bool {
         .is_some_and(|e| e.eq_ignore_ascii_case("yaml") || e.eq_ignore_ascii_case("yml"))
 }
 
+/// Whether a folder is a plugin folder: it has an `agents/`, `flows/` or `routines/` folder.
+fn is_plugin_folder(dir: &Path) -> bool {
+    ["agents", "flows", "routines"]
+        .iter()
+        .any(|kind| dir.join(kind).is_dir())
+}
+
 fn walk(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) -> io::Result<()> {
     if depth > MAX_WALK_DEPTH {
         return Ok(());
     }
+    // YAML beside a plugin's kind folders is the plugin's too (the documents show a routine in
+    // `pr-review.yaml` at a plugin's top); its kind is told from its keys.
+    let plugin_folder = is_plugin_folder(dir);
     for entry in fs::read_dir(dir)? {
         let entry = entry?;
         let path = entry.path();
@@ -138,7 +150,7 @@ fn walk(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) -> io::Result<()> {
             }
         } else if is_yaml(&path)
             && !name.starts_with('.')
-            && plugin_root(&path).is_some()
+            && (plugin_folder || plugin_root(&path).is_some())
             && path.is_file()
         {
             out.push(path);
