@@ -62,6 +62,7 @@ mod diagnostic;
 pub mod eval;
 pub mod regex;
 pub mod syntax;
+pub mod template;
 #[cfg(feature = "testgen")]
 #[doc(hidden)]
 pub mod testgen;
