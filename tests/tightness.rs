@@ -23,6 +23,11 @@ fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
+/// A filter on one line: YAML block scalars and one-line forms of one filter are one row.
+fn flat(filter: &str) -> String {
+    filter.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
 /// Every string under a `filter` or `sender` key of a YAML document.
 fn yaml_filters(value: &yaml_serde::Value, out: &mut BTreeSet<(String, bool)>) {
     match value {
@@ -30,10 +35,10 @@ fn yaml_filters(value: &yaml_serde::Value, out: &mut BTreeSet<(String, bool)>) {
             for (k, v) in map {
                 match (k.as_str(), v.as_str()) {
                     (Some("filter"), Some(f)) => {
-                        out.insert((f.trim().to_owned(), false));
+                        out.insert((flat(f), false));
                     }
                     (Some("sender"), Some(f)) => {
-                        out.insert((f.trim().to_owned(), true));
+                        out.insert((flat(f), true));
                     }
                     _ => yaml_filters(v, out),
                 }
@@ -66,9 +71,9 @@ fn filters() -> BTreeSet<(String, bool)> {
     )
     .unwrap();
     for e in expressions["expressions"].as_array().unwrap() {
-        out.insert((e["expr"].as_str().unwrap().to_owned(), false));
+        out.insert((flat(e["expr"].as_str().unwrap()), false));
     }
-    out.insert((expressions["expr_1024"].as_str().unwrap().to_owned(), false));
+    out.insert((flat(expressions["expr_1024"].as_str().unwrap()), false));
     let mut files = Vec::new();
     yaml_files(&root().join("corpus/plugins"), &mut files);
     yaml_files(&root().join("corpus/conformance"), &mut files);
@@ -128,9 +133,7 @@ fn measure(filter: &str, sender: bool, options: &Options) -> Option<Row> {
         cap: max.min(options.limit.saturating_mul(4)),
         evaluations: 400,
     };
-    let t = std::time::Instant::now();
     let w = witness::build(&checked, &env, &estimate, options, effort)?;
-    eprintln!("{:>8} ms {:>5} evals {max} {} {filter}", t.elapsed().as_millis(), w.evaluations, w.cost);
     Some(Row {
         filter: filter.to_owned(),
         verdict,
@@ -153,7 +156,7 @@ fn group(n: u64) -> String {
 }
 
 fn cell(filter: &str) -> String {
-    let flat: String = filter.split_whitespace().collect::<Vec<_>>().join(" ");
+    let flat = flat(filter);
     let short: String = if flat.chars().count() > 90 {
         format!("{}…", flat.chars().take(89).collect::<String>())
     } else {

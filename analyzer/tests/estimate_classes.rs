@@ -119,10 +119,11 @@ fn a_member_under_a_computed_key_may_be_a_list() {
     );
 }
 
-/// Rule: equality is charged by the sizes of both sides whatever their kinds, so a string
-/// compared with a list costs a traversal of the smaller size, not one call.
+/// Rule: under `dyn` each side of `==` may be of several kinds, and the bound is the max over
+/// the pairs the shapes allow (strings by traversal, containers by deep size, else one call),
+/// never the price of the kind the static type happens to name.
 #[test]
-fn equality_across_kinds_is_priced_by_size() {
+fn equality_across_kinds_takes_the_worst_pair() {
     let attributes = fill(|n| json!({ "a": vec![0; n / 2], "b": vec![0; n / 2] }));
     let text = "x".repeat(16 * 1024);
     let source = "[event.attributes.a.map(x, x)].exists(l, event.attributes.b.exists(y, l == dyn(event.text)))";

@@ -379,6 +379,7 @@ pub(crate) fn join(a: &Type, b: &Type) -> Type {
 
 /// Every operator symbol of the tables (`[]` for indexing, `!` and `-_` for the unary
 /// operators, `&&` and `||` for the logical ones).
+#[cfg(feature = "testgen")]
 pub(crate) const OPERATOR_SYMBOLS: &[&str] = &[
     "+", "-", "*", "/", "%", "<", "<=", ">", ">=", "==", "!=", "in", "[]", "!", "-_", "&&", "||",
 ];
@@ -387,6 +388,7 @@ pub(crate) const OPERATOR_SYMBOLS: &[&str] = &[
 /// generators of `testgen` draw from these and count which ones they produced, so an overload
 /// added to a table is generated (and its absence from a coverage report noticed) without
 /// anyone having to remember it.
+#[cfg(feature = "testgen")]
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Entry {
     /// The function name or operator symbol.
@@ -397,6 +399,7 @@ pub(crate) struct Entry {
     pub overload: Overload,
 }
 
+#[cfg(feature = "testgen")]
 impl Entry {
     /// A readable signature: `string.contains(string) -> bool`, `int + int -> int`.
     pub(crate) fn label(&self) -> String {
@@ -448,6 +451,7 @@ impl Entry {
 }
 
 /// Every entry of the tables: each function with each of its overloads, then each operator.
+#[cfg(feature = "testgen")]
 pub(crate) fn catalogue() -> Vec<Entry> {
     let functions = FUNCTION_NAMES.iter().flat_map(|&name| {
         overloads(name)

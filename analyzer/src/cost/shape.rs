@@ -176,30 +176,6 @@ impl Shape {
         out
     }
 
-    /// An upper bound on the size the meter reads from any value of this shape, whatever its
-    /// kind (`Value::cost_size`: bytes of a string or bytes value, elements of a list, entries
-    /// of a map, 1 for anything else). A JSON part of `b` bytes is a string of at most `b − 2`
-    /// bytes, a list of at most `b/2` elements, an object of at most `b/5` entries, or a scalar
-    /// of size 1 (every JSON value takes a byte): `b` bounds all four.
-    pub(crate) fn size_bound(&self) -> Poly {
-        let mut out = Poly::zero();
-        for alt in self.alternatives() {
-            let size = match alt {
-                Shape::Scalar => Poly::constant(1.0),
-                Shape::Str { max, .. } => max.clone(),
-                Shape::List(l) => l.len.clone(),
-                Shape::Map(m) => m.len.clone(),
-                Shape::Json(v) => Poly::var(*v, 1.0),
-                Shape::Object(obj, _) if &*obj.name == "event" => {
-                    Poly::constant(obj.fields.len() as f64)
-                }
-                Shape::Object(..) | Shape::Unknown | Shape::Union(_) => Poly::constant(UNBOUNDED),
-            };
-            out = out.max(&size);
-        }
-        out
-    }
-
     /// The event parts the value may occupy or whose sizes bound it: what a use of the value
     /// says about those parts (see [`Parts::note`]).
     pub(crate) fn part_vars(&self) -> Vec<Var> {
