@@ -53,6 +53,7 @@ pub mod conformance;
 pub mod cost;
 mod diagnostic;
 pub mod eval;
+pub mod extensions;
 pub mod syntax;
 #[cfg(feature = "testgen")]
 #[doc(hidden)]
@@ -69,3 +70,4 @@ pub use api::{
 };
 pub use bounds::EventBounds;
 pub use diagnostic::{Diagnostic, Severity, SourceDiagnostic};
+pub use extensions::{Extension, Extensions};

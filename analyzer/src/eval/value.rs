@@ -38,6 +38,8 @@ pub enum Value {
     Duration(Duration),
     /// A type value, such as the result of `type(x)` or the identifier `int`.
     Type(TypeValue),
+    /// `optional_type`: a value, or none (the `optional` extension).
+    Optional(Option<Arc<Value>>),
 }
 
 /// The type values CEL can name.
@@ -67,6 +69,8 @@ pub enum TypeValue {
     Timestamp,
     /// `google.protobuf.Duration`.
     Duration,
+    /// `optional_type`.
+    Optional,
 }
 
 impl TypeValue {
@@ -85,6 +89,7 @@ impl TypeValue {
             TypeValue::Type => "type",
             TypeValue::Timestamp => "google.protobuf.Timestamp",
             TypeValue::Duration => "google.protobuf.Duration",
+            TypeValue::Optional => "optional_type",
         }
     }
 
@@ -103,6 +108,7 @@ impl TypeValue {
             "type" => TypeValue::Type,
             "google.protobuf.Timestamp" => TypeValue::Timestamp,
             "google.protobuf.Duration" => TypeValue::Duration,
+            "optional_type" => TypeValue::Optional,
             _ => return None,
         })
     }
@@ -143,7 +149,13 @@ impl Value {
             Value::Timestamp(_) => TypeValue::Timestamp,
             Value::Duration(_) => TypeValue::Duration,
             Value::Type(_) => TypeValue::Type,
+            Value::Optional(_) => TypeValue::Optional,
         }
+    }
+
+    /// An optional holding `value`.
+    pub fn optional_of(value: Value) -> Value {
+        Value::Optional(Some(Arc::new(value)))
     }
 
     /// The size the cost table uses: bytes of a string or bytes value, elements of a list,
@@ -170,6 +182,11 @@ impl Value {
             (Value::Timestamp(a), Value::Timestamp(b)) => a == b,
             (Value::Duration(a), Value::Duration(b)) => a == b,
             (Value::Type(a), Value::Type(b)) => a == b,
+            (Value::Optional(a), Value::Optional(b)) => match (a, b) {
+                (None, None) => true,
+                (Some(x), Some(y)) => x.cel_eq(y),
+                _ => false,
+            },
             (Value::List(a), Value::List(b)) => {
                 a.len() == b.len() && a.iter().zip(b.iter()).all(|(x, y)| x.cel_eq(y))
             }
@@ -262,6 +279,8 @@ impl fmt::Display for Value {
             Value::Timestamp(t) => write!(f, "timestamp({:?})", t.to_rfc3339()),
             Value::Duration(d) => write!(f, "duration({:?})", d.to_string()),
             Value::Type(t) => f.write_str(t.name()),
+            Value::Optional(None) => f.write_str("optional.none()"),
+            Value::Optional(Some(v)) => write!(f, "optional.of({v})"),
         }
     }
 }
@@ -320,6 +339,9 @@ impl Value {
             Value::Timestamp(t) => serde_json::Value::String(t.to_rfc3339()),
             Value::Duration(d) => serde_json::Value::String(d.to_string()),
             Value::Type(t) => serde_json::Value::String(t.name().to_owned()),
+            // JSON has no optionals: a value stands for itself, none for null.
+            Value::Optional(None) => serde_json::Value::Null,
+            Value::Optional(Some(v)) => v.to_json(),
         }
     }
 }
