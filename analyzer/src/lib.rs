@@ -55,6 +55,7 @@ mod diagnostic;
 pub mod eval;
 pub mod extensions;
 pub mod syntax;
+pub mod template;
 #[cfg(feature = "testgen")]
 #[doc(hidden)]
 pub mod testgen;

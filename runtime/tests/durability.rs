@@ -6,12 +6,14 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use ozcheck_runtime::clock::{ManualClock, Timestamp};
+use ozcheck_runtime::clock::{Clock, ManualClock, Timestamp};
 use ozcheck_runtime::config::Config;
-use ozcheck_runtime::model::{Event, Fire, FireState, WaitState};
-use ozcheck_runtime::store::{FireLimit, FireOutcome, MemoryStore, SqliteStore, Store};
+use ozcheck_runtime::model::{AuditRecord, Event, Fire, FireState, WaitState};
+use ozcheck_runtime::store::{MemoryStore, Received, SqliteStore, Store};
 use ozcheck_runtime::{JobStart, Runtime};
 use serde_json::json;
+
+mod contract;
 
 fn config() -> Arc<Config> {
     Arc::new(serde_json::from_value(json!({"sources": [{"name": "ci", "kind": "json"}]})).unwrap())
@@ -100,127 +102,126 @@ async fn deadlines_that_passed_while_down_fire_at_start() {
     let short = rt.store().wait("short").await.unwrap().unwrap();
     assert_eq!(short.state, WaitState::TimedOut);
     assert_eq!(rt.armed(), 1);
-    assert_eq!(rt.next_deadline(), Some(Timestamp(3 * 3_600_000)));
+    assert_eq!(
+        rt.next_deadline().await.unwrap(),
+        Some(Timestamp(3 * 3_600_000))
+    );
 }
 
-/// The same contract on both backends.
-async fn store_contract<S: Store>(store: S) {
-    let now = Timestamp(1000);
-    // Sequences increase (gaps are allowed) and are never reused after a purge, so `since: now`
-    // stays right.
-    let a = store.insert_event(&event("a"), now).await.unwrap().unwrap();
-    assert_eq!(store.insert_event(&event("a"), now).await.unwrap(), None);
-    let b = store.insert_event(&event("b"), now).await.unwrap().unwrap();
-    assert!(b > a);
-    assert_eq!(store.last_seq().await.unwrap(), b);
-    assert_eq!(store.purge_events(Timestamp(1001)).await.unwrap(), 2);
-    assert_eq!(store.last_seq().await.unwrap(), b);
-    let c = store.insert_event(&event("c"), now).await.unwrap().unwrap();
-    assert!(c > b);
-
-    let fire = |job: &str, at: i64| Fire {
-        job: job.into(),
-        kind: "routine".into(),
-        name: "r".into(),
-        trigger: "t".into(),
-        state: FireState::Started,
-        reason: None,
-        at: Timestamp(at),
-    };
-    let limit = Some(FireLimit {
-        max: 1,
-        window_start: Timestamp(0),
-    });
-    assert_eq!(
-        store.record_fire(&fire("x", 1), limit).await.unwrap(),
-        FireOutcome::Started
-    );
-    assert_eq!(
-        store.record_fire(&fire("x", 2), limit).await.unwrap(),
-        FireOutcome::Duplicate
-    );
-    assert_eq!(
-        store.record_fire(&fire("y", 3), limit).await.unwrap(),
-        FireOutcome::Refused("max_fires_per_hour".into())
-    );
-    let later = Some(FireLimit {
-        max: 1,
-        window_start: Timestamp(2),
-    });
-    assert_eq!(
-        store.record_fire(&fire("z", 4), later).await.unwrap(),
-        FireOutcome::Started
-    );
-
-    assert_eq!(
-        store.count_refusal("ci", "signature", 7).await.unwrap(),
-        (1, 0)
-    );
-    assert_eq!(
-        store.count_refusal("ci", "signature", 7).await.unwrap(),
-        (2, 0)
-    );
-    assert_eq!(
-        store.count_refusal("ci", "signature", 8).await.unwrap(),
-        (1, 2)
-    );
-    assert_eq!(
-        store.count_refusal("ci", "bounds", 8).await.unwrap(),
-        (1, 0)
-    );
-
-    let job = ozcheck_runtime::model::Job {
+/// The state a crash leaves between retaining an event and routing it: the event is retained
+/// (with its `event.received` record), unrouted, and a wait that it matches is open.
+async fn crash_after_receiving(db: &std::path::Path, clock: &ManualClock) {
+    let rt = start(db, clock).await;
+    rt.start_job(&JobStart {
         id: "j".into(),
-        started_at: now,
-        start_seq: 0,
-        deadline: None,
-        runtime: "pydantic-ai".into(),
-        shadow: false,
-        sandboxed: false,
-        outside_started: false,
-    };
-    assert!(store.insert_job(&job).await.unwrap());
-    store
-        .record_output("j", "later", false, Timestamp(5))
+        ..JobStart::default()
+    })
+    .await
+    .unwrap();
+    rt.wait_for_event("j", "w", &json!({"source": "ci", "timeout": "1h"}))
         .await
         .unwrap();
-    store
-        .record_output("j", "now", true, Timestamp(6))
+    let audit = AuditRecord {
+        at: clock.now(),
+        action: "event.received".into(),
+        data: json!({"source": "ci", "id": "e1"}),
+    };
+    let received = rt
+        .store()
+        .receive(&event("e1"), clock.now(), &audit)
         .await
         .unwrap();
-    let applied = |outputs: Vec<ozcheck_runtime::model::Output>| {
-        outputs
-            .into_iter()
-            .map(|o| o.applied_at)
-            .collect::<Vec<_>>()
-    };
-    assert_eq!(
-        applied(store.outputs("j").await.unwrap()),
-        [None, Some(Timestamp(6))]
-    );
-    assert!(store.end_job("j", Timestamp(9)).await.unwrap());
-    assert!(!store.end_job("j", Timestamp(10)).await.unwrap());
-    assert!(!store.end_job("nobody", Timestamp(10)).await.unwrap());
-    assert_eq!(
-        applied(store.outputs("j").await.unwrap()),
-        [Some(Timestamp(9)), Some(Timestamp(6))]
-    );
+    assert!(matches!(received, Received::New(_)));
+    drop(rt);
+}
 
-    assert!(!store.flag("k").await.unwrap());
-    store.set_flag("k", true).await.unwrap();
-    assert!(store.flag("k").await.unwrap());
-    store.set_flag("k", false).await.unwrap();
-    assert!(!store.flag("k").await.unwrap());
+async fn audit_counts(rt: &Runtime<SqliteStore>) -> (usize, usize) {
+    let audit = rt.store().audit().await.unwrap();
+    let count = |action: &str| audit.iter().filter(|r| r.action == action).count();
+    (count("event.received"), count("event.match"))
+}
+
+#[tokio::test]
+async fn an_event_left_unrouted_by_a_crash_is_routed_at_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("w.db");
+    let clock = ManualClock::new(Timestamp(0));
+    crash_after_receiving(&db, &clock).await;
+    let rt = start(&db, &clock).await;
+    let w = rt.store().wait("w").await.unwrap().unwrap();
+    assert_eq!(w.state, WaitState::Matched);
+    assert!(
+        rt.store()
+            .unrouted(Timestamp(i64::MAX), 10)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    assert_eq!(audit_counts(&rt).await, (1, 1));
+    // Routed once: a second start routes nothing again.
+    drop(rt);
+    let rt = start(&db, &clock).await;
+    assert_eq!(audit_counts(&rt).await, (1, 1));
+}
+
+#[tokio::test]
+async fn a_redelivery_routes_an_event_its_first_router_left_unrouted() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("w.db");
+    let clock = ManualClock::new(Timestamp(0));
+    let rt = start(&db, &clock).await;
+    rt.start_job(&JobStart {
+        id: "j".into(),
+        ..JobStart::default()
+    })
+    .await
+    .unwrap();
+    rt.wait_for_event("j", "w", &json!({"source": "ci", "timeout": "1h"}))
+        .await
+        .unwrap();
+    // Another router retained the event and died before routing it; this edge keeps running,
+    // and the sender, who got no answer, delivers the event again to it.
+    let audit = AuditRecord {
+        at: clock.now(),
+        action: "event.received".into(),
+        data: json!({"source": "ci", "id": "e1"}),
+    };
+    let other = SqliteStore::open(&db).await.unwrap();
+    other
+        .receive(&event("e1"), clock.now(), &audit)
+        .await
+        .unwrap();
+    drop(other);
+    assert_eq!(
+        rt.store().wait("w").await.unwrap().unwrap().state,
+        WaitState::Open
+    );
+    assert!(
+        rt.ingest(&event("e1")).await.unwrap().is_none(),
+        "a duplicate"
+    );
+    let w = rt.store().wait("w").await.unwrap().unwrap();
+    assert_eq!(w.state, WaitState::Matched);
+    assert_eq!(audit_counts(&rt).await, (1, 1));
+    assert!(rt.ingest(&event("e1")).await.unwrap().is_none());
+    assert_eq!(audit_counts(&rt).await, (1, 1));
 }
 
 #[tokio::test]
 async fn memory_store_contract() {
-    store_contract(MemoryStore::new()).await;
+    contract::store_contract(MemoryStore::new()).await;
 }
 
 #[tokio::test]
 async fn sqlite_store_contract() {
-    store_contract(SqliteStore::in_memory().await.unwrap()).await;
+    contract::store_contract(SqliteStore::in_memory().await.unwrap()).await;
+}
+
+#[tokio::test]
+async fn sqlite_file_store_contract() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SqliteStore::open(&dir.path().join("c.db")).await.unwrap();
+    contract::store_contract(store).await;
 }
 
 #[tokio::test]
@@ -261,6 +262,7 @@ async fn a_flow_stopped_between_two_steps_goes_on_at_start() {
         shadow: false,
         sandboxed: true,
         outside_started: true,
+        ended_at: None,
     };
     store.insert_job(&job).await.unwrap();
     let first = Wait {

@@ -1,10 +1,13 @@
-//! The in-memory store, for unit tests and benchmarks: the same contract as `SQLite`, every step
-//! under one lock, nothing survives the process.
+//! The in-memory backend, for unit tests and benchmarks: the rows live in maps under one lock,
+//! a transaction holds the lock from begin to end and keeps an undo log, so a transaction dropped
+//! or rolled back leaves nothing. Nothing survives the process.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
-use std::sync::{Mutex, MutexGuard};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
-use super::{Claim, FireLimit, FireOutcome, Store, StoreResult};
+use tokio::sync::{Mutex, MutexGuard};
+
+use super::StoreResult;
+use super::rows::{Backend, Closing, ReadRows, Rows};
 use crate::clock::Timestamp;
 use crate::model::{
     AuditRecord, Event, Fire, FireState, Job, Output, StoredEvent, Wait, WaitState,
@@ -16,23 +19,49 @@ pub struct MemoryStore {
     inner: Mutex<Inner>,
 }
 
+type LedgerKey = (String, String, String);
+
 #[derive(Debug, Default)]
 struct Inner {
     jobs: HashMap<String, Job>,
+    ended: HashSet<String>,
     waits: BTreeMap<i64, Wait>,
     wait_names: HashMap<String, i64>,
     next_wait: i64,
     events: BTreeMap<i64, StoredEvent>,
     event_keys: HashMap<(String, String), i64>,
     next_event: i64,
-    ledger: HashSet<(String, String, String)>,
+    unrouted: BTreeSet<i64>,
+    ledger: HashSet<LedgerKey>,
+    leases: HashMap<String, (String, Timestamp)>,
     fires: Vec<Fire>,
     fire_jobs: HashSet<String>,
     audit: Vec<AuditRecord>,
     refusals: HashMap<(String, String, i64), u64>,
     flags: HashSet<String>,
     outputs: Vec<Output>,
-    ended: HashSet<String>,
+}
+
+/// How to take back one write.
+#[derive(Debug)]
+enum Undo {
+    Job(String),
+    OutsideStarted(String),
+    Ended(String),
+    Wait(i64),
+    WaitState(Box<Wait>),
+    Event(i64),
+    Events(Vec<(StoredEvent, bool)>),
+    Routed(i64),
+    Ledger(LedgerKey),
+    LedgerDeleted(LedgerKey),
+    Lease(String, Option<(String, Timestamp)>),
+    Fire,
+    Audit,
+    Refusal((String, String, i64)),
+    Output,
+    Applied(Vec<usize>),
+    Flag(String, bool),
 }
 
 impl MemoryStore {
@@ -40,39 +69,331 @@ impl MemoryStore {
     pub fn new() -> Self {
         Self::default()
     }
+}
 
-    fn lock(&self) -> MutexGuard<'_, Inner> {
-        // A panic while holding the lock cannot leave a half-made change here (every step
-        // finishes its writes before it can panic), so a poisoned lock is still consistent.
-        self.inner
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+/// A transaction (and a read view) on the memory store: the lock, and what to undo.
+pub struct MemoryTx<'a> {
+    rows: MutexGuard<'a, Inner>,
+    undo: Vec<Undo>,
+}
+
+impl Backend for MemoryStore {
+    type Tx<'a> = MemoryTx<'a>;
+    type Read<'a> = MemoryTx<'a>;
+
+    async fn begin(&self) -> StoreResult<MemoryTx<'_>> {
+        Ok(MemoryTx {
+            rows: self.inner.lock().await,
+            undo: Vec::new(),
+        })
+    }
+
+    async fn read(&self) -> StoreResult<MemoryTx<'_>> {
+        self.begin().await
     }
 }
 
-impl Store for MemoryStore {
-    async fn insert_job(&self, job: &Job) -> StoreResult<bool> {
-        let mut s = self.lock();
-        if s.jobs.contains_key(&job.id) {
+impl Drop for MemoryTx<'_> {
+    fn drop(&mut self) {
+        while let Some(undo) = self.undo.pop() {
+            self.rows.undo(undo);
+        }
+    }
+}
+
+impl Inner {
+    fn undo(&mut self, undo: Undo) {
+        match undo {
+            Undo::Job(id) => {
+                self.jobs.remove(&id);
+            }
+            Undo::OutsideStarted(id) => {
+                if let Some(job) = self.jobs.get_mut(&id) {
+                    job.outside_started = false;
+                }
+            }
+            Undo::Ended(id) => {
+                self.ended.remove(&id);
+                if let Some(job) = self.jobs.get_mut(&id) {
+                    job.ended_at = None;
+                }
+            }
+            Undo::Wait(seq) => {
+                if let Some(wait) = self.waits.remove(&seq) {
+                    self.wait_names.remove(&wait.name);
+                }
+            }
+            Undo::WaitState(wait) => {
+                self.waits.insert(wait.seq, *wait);
+            }
+            Undo::Event(seq) => {
+                self.unrouted.remove(&seq);
+                if let Some(e) = self.events.remove(&seq) {
+                    self.event_keys.remove(&(e.event.source, e.event.id));
+                }
+            }
+            Undo::Events(events) => {
+                for (e, unrouted) in events {
+                    if unrouted {
+                        self.unrouted.insert(e.seq);
+                    }
+                    self.event_keys
+                        .insert((e.event.source.clone(), e.event.id.clone()), e.seq);
+                    self.events.insert(e.seq, e);
+                }
+            }
+            Undo::Routed(seq) => {
+                self.unrouted.insert(seq);
+            }
+            Undo::Ledger(key) => {
+                self.ledger.remove(&key);
+            }
+            Undo::LedgerDeleted(key) => {
+                self.ledger.insert(key);
+            }
+            Undo::Lease(name, before) => match before {
+                Some(lease) => {
+                    self.leases.insert(name, lease);
+                }
+                None => {
+                    self.leases.remove(&name);
+                }
+            },
+            Undo::Fire => {
+                if let Some(fire) = self.fires.pop() {
+                    self.fire_jobs.remove(&fire.job);
+                }
+            }
+            Undo::Audit => {
+                self.audit.pop();
+            }
+            Undo::Refusal(key) => {
+                if let Some(count) = self.refusals.get_mut(&key) {
+                    *count -= 1;
+                }
+            }
+            Undo::Output => {
+                self.outputs.pop();
+            }
+            Undo::Applied(indices) => {
+                for i in indices {
+                    self.outputs[i].applied_at = None;
+                }
+            }
+            Undo::Flag(key, was) => {
+                if was {
+                    self.flags.insert(key);
+                } else {
+                    self.flags.remove(&key);
+                }
+            }
+        }
+    }
+}
+
+impl ReadRows for MemoryTx<'_> {
+    async fn job(&mut self, id: &str) -> StoreResult<Option<Job>> {
+        Ok(self.rows.jobs.get(id).cloned())
+    }
+
+    async fn wait(&mut self, name: &str) -> StoreResult<Option<Wait>> {
+        let s = &self.rows;
+        Ok(s.wait_names.get(name).and_then(|q| s.waits.get(q)).cloned())
+    }
+
+    async fn waits_of_job(&mut self, job: &str) -> StoreResult<Vec<Wait>> {
+        Ok(self
+            .rows
+            .waits
+            .values()
+            .filter(|w| w.job == job)
+            .cloned()
+            .collect())
+    }
+
+    async fn open_waits(&mut self) -> StoreResult<Vec<Wait>> {
+        Ok(self
+            .rows
+            .waits
+            .values()
+            .filter(|w| w.state == WaitState::Open)
+            .cloned()
+            .collect())
+    }
+
+    async fn open_waits_on(&mut self, source: &str, subject: &str) -> StoreResult<Vec<Wait>> {
+        Ok(self
+            .rows
+            .waits
+            .values()
+            .filter(|w| w.state == WaitState::Open && w.spec.source == source)
+            .filter(|w| w.spec.subject.as_deref().is_none_or(|s| s == subject))
+            .cloned()
+            .collect())
+    }
+
+    async fn due_waits(&mut self, now: Timestamp, limit: u32) -> StoreResult<Vec<Wait>> {
+        let mut due: Vec<Wait> = self
+            .rows
+            .waits
+            .values()
+            .filter(|w| w.state == WaitState::Open && w.deadline <= now)
+            .cloned()
+            .collect();
+        due.sort_by_key(|w| (w.deadline, w.seq));
+        due.truncate(limit as usize);
+        Ok(due)
+    }
+
+    async fn next_deadline(&mut self) -> StoreResult<Option<Timestamp>> {
+        Ok(self
+            .rows
+            .waits
+            .values()
+            .filter(|w| w.state == WaitState::Open)
+            .map(|w| w.deadline)
+            .min())
+    }
+
+    async fn last_event_seq(&mut self) -> StoreResult<i64> {
+        Ok(self.rows.next_event)
+    }
+
+    async fn events_after(
+        &mut self,
+        source: &str,
+        after_seq: i64,
+        since: Timestamp,
+    ) -> StoreResult<Vec<StoredEvent>> {
+        Ok(self
+            .rows
+            .events
+            .range(after_seq + 1..)
+            .map(|(_, e)| e)
+            .filter(|e| e.event.source == source && e.received_at >= since)
+            .cloned()
+            .collect())
+    }
+
+    async fn ledger_of_job(&mut self, job: &str) -> StoreResult<Vec<(String, String)>> {
+        Ok(self
+            .rows
+            .ledger
+            .iter()
+            .filter(|(j, _, _)| j == job)
+            .map(|(_, source, id)| (source.clone(), id.clone()))
+            .collect())
+    }
+
+    async fn event(&mut self, source: &str, id: &str) -> StoreResult<Option<StoredEvent>> {
+        let s = &self.rows;
+        let key = (source.to_owned(), id.to_owned());
+        Ok(s.event_keys
+            .get(&key)
+            .and_then(|q| s.events.get(q))
+            .cloned())
+    }
+
+    async fn is_routed(&mut self, source: &str, id: &str) -> StoreResult<Option<bool>> {
+        let key = (source.to_owned(), id.to_owned());
+        Ok(self
+            .rows
+            .event_keys
+            .get(&key)
+            .map(|seq| !self.rows.unrouted.contains(seq)))
+    }
+
+    async fn unrouted(&mut self, before: Timestamp, limit: u32) -> StoreResult<Vec<StoredEvent>> {
+        let s = &self.rows;
+        Ok(s.unrouted
+            .iter()
+            .filter_map(|seq| s.events.get(seq))
+            .filter(|e| e.received_at < before)
+            .take(limit as usize)
+            .cloned()
+            .collect())
+    }
+
+    async fn fire_exists(&mut self, job: &str) -> StoreResult<bool> {
+        Ok(self.rows.fire_jobs.contains(job))
+    }
+
+    async fn started_fires(
+        &mut self,
+        kind: &str,
+        name: &str,
+        since: Timestamp,
+    ) -> StoreResult<u64> {
+        Ok(self
+            .rows
+            .fires
+            .iter()
+            .filter(|f| f.kind == kind && f.name == name)
+            .filter(|f| f.state == FireState::Started && f.at >= since)
+            .count() as u64)
+    }
+
+    async fn fires(&mut self) -> StoreResult<Vec<Fire>> {
+        Ok(self.rows.fires.clone())
+    }
+
+    async fn audit(&mut self) -> StoreResult<Vec<AuditRecord>> {
+        Ok(self.rows.audit.clone())
+    }
+
+    async fn refusals(&mut self, source: &str, kind: &str, minute: i64) -> StoreResult<u64> {
+        let key = (source.to_owned(), kind.to_owned(), minute);
+        Ok(self.rows.refusals.get(&key).copied().unwrap_or(0))
+    }
+
+    async fn outputs(&mut self, job: &str) -> StoreResult<Vec<Output>> {
+        Ok(self
+            .rows
+            .outputs
+            .iter()
+            .filter(|o| o.job == job)
+            .cloned()
+            .collect())
+    }
+
+    async fn flag(&mut self, key: &str) -> StoreResult<bool> {
+        Ok(self.rows.flags.contains(key))
+    }
+}
+
+impl Rows for MemoryTx<'_> {
+    async fn insert_job(&mut self, job: &Job) -> StoreResult<bool> {
+        if self.rows.jobs.contains_key(&job.id) {
             return Ok(false);
         }
-        s.jobs.insert(job.id.clone(), job.clone());
+        self.rows.jobs.insert(job.id.clone(), job.clone());
+        self.undo.push(Undo::Job(job.id.clone()));
         Ok(true)
     }
 
-    async fn job(&self, id: &str) -> StoreResult<Option<Job>> {
-        Ok(self.lock().jobs.get(id).cloned())
-    }
-
-    async fn mark_outside_started(&self, id: &str) -> StoreResult<()> {
-        if let Some(job) = self.lock().jobs.get_mut(id) {
-            job.outside_started = true;
+    async fn set_outside_started(&mut self, id: &str) -> StoreResult<()> {
+        if let Some(job) = self.rows.jobs.get_mut(id) {
+            if !job.outside_started {
+                job.outside_started = true;
+                self.undo.push(Undo::OutsideStarted(id.to_owned()));
+            }
         }
         Ok(())
     }
 
-    async fn insert_wait(&self, wait: &Wait) -> StoreResult<Option<i64>> {
-        let mut s = self.lock();
+    async fn set_job_ended(&mut self, id: &str, at: Timestamp) -> StoreResult<bool> {
+        if !self.rows.jobs.contains_key(id) || !self.rows.ended.insert(id.to_owned()) {
+            return Ok(false);
+        }
+        if let Some(job) = self.rows.jobs.get_mut(id) {
+            job.ended_at = Some(at);
+        }
+        self.undo.push(Undo::Ended(id.to_owned()));
+        Ok(true)
+    }
+
+    async fn insert_wait(&mut self, wait: &Wait) -> StoreResult<Option<i64>> {
+        let s = &mut *self.rows;
         if s.wait_names.contains_key(&wait.name) {
             return Ok(None);
         }
@@ -82,34 +403,31 @@ impl Store for MemoryStore {
         stored.seq = seq;
         s.wait_names.insert(wait.name.clone(), seq);
         s.waits.insert(seq, stored);
+        self.undo.push(Undo::Wait(seq));
         Ok(Some(seq))
     }
 
-    async fn wait(&self, name: &str) -> StoreResult<Option<Wait>> {
-        let s = self.lock();
-        Ok(s.wait_names.get(name).and_then(|q| s.waits.get(q)).cloned())
-    }
-
-    async fn waits_of_job(&self, job: &str) -> StoreResult<Vec<Wait>> {
-        let s = self.lock();
-        Ok(s.waits.values().filter(|w| w.job == job).cloned().collect())
-    }
-
-    async fn open_waits(&self) -> StoreResult<Vec<Wait>> {
-        let s = self.lock();
-        Ok(s.waits
-            .values()
-            .filter(|w| w.state == WaitState::Open)
-            .cloned()
-            .collect())
+    async fn close_wait(&mut self, seq: i64, closing: Closing<'_>) -> StoreResult<bool> {
+        let Some(wait) = self.rows.waits.get_mut(&seq) else {
+            return Ok(false);
+        };
+        if wait.state != WaitState::Open {
+            return Ok(false);
+        }
+        let before = Box::new(wait.clone());
+        wait.state = closing.state;
+        wait.event = closing.event.map(|(s, i)| (s.to_owned(), i.to_owned()));
+        wait.reason = closing.reason.map(str::to_owned);
+        self.undo.push(Undo::WaitState(before));
+        Ok(true)
     }
 
     async fn insert_event(
-        &self,
+        &mut self,
         event: &Event,
         received_at: Timestamp,
     ) -> StoreResult<Option<i64>> {
-        let mut s = self.lock();
+        let s = &mut *self.rows;
         let key = (event.source.clone(), event.id.clone());
         if s.event_keys.contains_key(&key) {
             return Ok(None);
@@ -117,220 +435,156 @@ impl Store for MemoryStore {
         s.next_event += 1;
         let seq = s.next_event;
         s.event_keys.insert(key, seq);
-        s.events.insert(
+        let stored = StoredEvent {
             seq,
-            StoredEvent {
-                seq,
-                received_at,
-                event: event.clone(),
-            },
-        );
+            received_at,
+            event: event.clone(),
+        };
+        s.events.insert(seq, stored);
+        s.unrouted.insert(seq);
+        self.undo.push(Undo::Event(seq));
         Ok(Some(seq))
     }
 
-    async fn last_seq(&self) -> StoreResult<i64> {
-        Ok(self.lock().next_event)
-    }
-
-    async fn retained_events(
-        &self,
-        source: &str,
-        after_seq: i64,
-        received_since: Timestamp,
-        job: &str,
-    ) -> StoreResult<Vec<StoredEvent>> {
-        let s = self.lock();
-        Ok(s.events
-            .range(after_seq + 1..)
-            .map(|(_, e)| e)
-            .filter(|e| e.event.source == source && e.received_at >= received_since)
-            .filter(|e| {
-                !s.ledger
-                    .contains(&(job.to_owned(), e.event.source.clone(), e.event.id.clone()))
-            })
-            .cloned()
-            .collect())
-    }
-
-    async fn event(&self, source: &str, id: &str) -> StoreResult<Option<StoredEvent>> {
-        let s = self.lock();
-        let key = (source.to_owned(), id.to_owned());
-        Ok(s.event_keys
-            .get(&key)
-            .and_then(|q| s.events.get(q))
-            .cloned())
-    }
-
-    async fn purge_events(&self, before: Timestamp) -> StoreResult<u64> {
-        let mut s = self.lock();
+    async fn delete_events_before(&mut self, before: Timestamp) -> StoreResult<u64> {
+        let s = &mut *self.rows;
         let old: Vec<i64> = s
             .events
             .values()
             .filter(|e| e.received_at < before)
             .map(|e| e.seq)
             .collect();
+        let mut removed = Vec::with_capacity(old.len());
         for seq in &old {
             if let Some(e) = s.events.remove(seq) {
-                s.event_keys.remove(&(e.event.source, e.event.id));
+                s.event_keys
+                    .remove(&(e.event.source.clone(), e.event.id.clone()));
+                removed.push((e, s.unrouted.remove(seq)));
             }
         }
-        Ok(old.len() as u64)
+        let n = removed.len() as u64;
+        self.undo.push(Undo::Events(removed));
+        Ok(n)
     }
 
-    async fn claim(
-        &self,
-        wait_seq: i64,
+    async fn insert_ledger(
+        &mut self,
         job: &str,
         event: (&str, &str),
-        now: Timestamp,
-    ) -> StoreResult<Claim> {
-        let _ = now;
-        let mut s = self.lock();
-        let key = (job.to_owned(), event.0.to_owned(), event.1.to_owned());
-        if s.ledger.contains(&key) {
-            return Ok(Claim::JobHadEvent);
-        }
-        let Some(wait) = s.waits.get_mut(&wait_seq) else {
-            return Ok(Claim::NotOpen);
-        };
-        if wait.state != WaitState::Open {
-            return Ok(Claim::NotOpen);
-        }
-        wait.state = WaitState::Matched;
-        wait.event = Some((event.0.to_owned(), event.1.to_owned()));
-        s.ledger.insert(key);
-        Ok(Claim::Claimed)
-    }
-
-    async fn close(
-        &self,
         wait_seq: i64,
-        state: WaitState,
-        reason: Option<&str>,
-        now: Timestamp,
     ) -> StoreResult<bool> {
-        let _ = now;
-        let mut s = self.lock();
-        match s.waits.get_mut(&wait_seq) {
-            Some(w) if w.state == WaitState::Open => {
-                w.state = state;
-                w.reason = reason.map(str::to_owned);
-                Ok(true)
-            }
-            _ => Ok(false),
-        }
-    }
-
-    async fn record_fire(&self, fire: &Fire, limit: Option<FireLimit>) -> StoreResult<FireOutcome> {
-        let mut s = self.lock();
-        if s.fire_jobs.contains(&fire.job) {
-            return Ok(FireOutcome::Duplicate);
-        }
-        let mut fire = fire.clone();
-        if let Some(limit) = limit {
-            let started = s
-                .fires
-                .iter()
-                .filter(|f| f.kind == fire.kind && f.name == fire.name)
-                .filter(|f| f.state == FireState::Started && f.at >= limit.window_start)
-                .count();
-            if fire.state == FireState::Started && started >= limit.max as usize {
-                fire.state = FireState::Refused;
-                fire.reason = Some("max_fires_per_hour".to_owned());
-            }
-        }
-        s.fire_jobs.insert(fire.job.clone());
-        let outcome = match fire.state {
-            FireState::Started => FireOutcome::Started,
-            FireState::Refused => FireOutcome::Refused(fire.reason.clone().unwrap_or_default()),
-        };
-        s.fires.push(fire);
-        Ok(outcome)
-    }
-
-    async fn fires(&self) -> StoreResult<Vec<Fire>> {
-        Ok(self.lock().fires.clone())
-    }
-
-    async fn append_audit(&self, record: &AuditRecord) -> StoreResult<()> {
-        self.lock().audit.push(record.clone());
-        Ok(())
-    }
-
-    async fn audit(&self) -> StoreResult<Vec<AuditRecord>> {
-        Ok(self.lock().audit.clone())
-    }
-
-    async fn count_refusal(
-        &self,
-        source: &str,
-        kind: &str,
-        minute: i64,
-    ) -> StoreResult<(u64, u64)> {
-        let mut s = self.lock();
-        let now = s
-            .refusals
-            .entry((source.to_owned(), kind.to_owned(), minute))
-            .or_insert(0);
-        *now += 1;
-        let now = *now;
-        let before = s
-            .refusals
-            .get(&(source.to_owned(), kind.to_owned(), minute - 1))
-            .copied()
-            .unwrap_or(0);
-        Ok((now, before))
-    }
-
-    async fn record_output(
-        &self,
-        job: &str,
-        name: &str,
-        apply_now: bool,
-        now: Timestamp,
-    ) -> StoreResult<()> {
-        self.lock().outputs.push(Output {
-            job: job.to_owned(),
-            name: name.to_owned(),
-            apply_now,
-            called_at: now,
-            applied_at: apply_now.then_some(now),
-        });
-        Ok(())
-    }
-
-    async fn end_job(&self, job: &str, now: Timestamp) -> StoreResult<bool> {
-        let mut s = self.lock();
-        if !s.jobs.contains_key(job) || !s.ended.insert(job.to_owned()) {
+        let _ = wait_seq;
+        let key = (job.to_owned(), event.0.to_owned(), event.1.to_owned());
+        if !self.rows.ledger.insert(key.clone()) {
             return Ok(false);
         }
-        for output in s.outputs.iter_mut().filter(|o| o.job == job) {
-            output.applied_at.get_or_insert(now);
-        }
+        self.undo.push(Undo::Ledger(key));
         Ok(true)
     }
 
-    async fn outputs(&self, job: &str) -> StoreResult<Vec<Output>> {
-        Ok(self
-            .lock()
-            .outputs
-            .iter()
-            .filter(|o| o.job == job)
-            .cloned()
-            .collect())
-    }
-
-    async fn set_flag(&self, key: &str, on: bool) -> StoreResult<()> {
-        let mut s = self.lock();
-        if on {
-            s.flags.insert(key.to_owned());
-        } else {
-            s.flags.remove(key);
+    async fn delete_ledger(&mut self, job: &str, event: (&str, &str)) -> StoreResult<()> {
+        let key = (job.to_owned(), event.0.to_owned(), event.1.to_owned());
+        if self.rows.ledger.remove(&key) {
+            self.undo.push(Undo::LedgerDeleted(key));
         }
         Ok(())
     }
 
-    async fn flag(&self, key: &str) -> StoreResult<bool> {
-        Ok(self.lock().flags.contains(key))
+    async fn set_routed(&mut self, source: &str, id: &str) -> StoreResult<()> {
+        let key = (source.to_owned(), id.to_owned());
+        if let Some(&seq) = self.rows.event_keys.get(&key) {
+            if self.rows.unrouted.remove(&seq) {
+                self.undo.push(Undo::Routed(seq));
+            }
+        }
+        Ok(())
+    }
+
+    async fn take_lease(
+        &mut self,
+        name: &str,
+        holder: &str,
+        now: Timestamp,
+        until: Timestamp,
+    ) -> StoreResult<bool> {
+        let before = self.rows.leases.get(name).cloned();
+        if let Some((other, expires)) = &before {
+            if other != holder && *expires > now {
+                return Ok(false);
+            }
+        }
+        self.rows
+            .leases
+            .insert(name.to_owned(), (holder.to_owned(), until));
+        self.undo.push(Undo::Lease(name.to_owned(), before));
+        Ok(true)
+    }
+
+    async fn lock_fires(&mut self, kind: &str, name: &str) -> StoreResult<()> {
+        // The transaction holds the one lock already.
+        let _ = (kind, name);
+        Ok(())
+    }
+
+    async fn insert_fire(&mut self, fire: &Fire) -> StoreResult<bool> {
+        if !self.rows.fire_jobs.insert(fire.job.clone()) {
+            return Ok(false);
+        }
+        self.rows.fires.push(fire.clone());
+        self.undo.push(Undo::Fire);
+        Ok(true)
+    }
+
+    async fn append_audit(&mut self, record: &AuditRecord) -> StoreResult<()> {
+        self.rows.audit.push(record.clone());
+        self.undo.push(Undo::Audit);
+        Ok(())
+    }
+
+    async fn bump_refusal(&mut self, source: &str, kind: &str, minute: i64) -> StoreResult<u64> {
+        let key = (source.to_owned(), kind.to_owned(), minute);
+        let count = self.rows.refusals.entry(key.clone()).or_insert(0);
+        *count += 1;
+        let count = *count;
+        self.undo.push(Undo::Refusal(key));
+        Ok(count)
+    }
+
+    async fn insert_output(&mut self, output: &Output) -> StoreResult<()> {
+        self.rows.outputs.push(output.clone());
+        self.undo.push(Undo::Output);
+        Ok(())
+    }
+
+    async fn apply_outputs(&mut self, job: &str, at: Timestamp) -> StoreResult<()> {
+        let mut applied = Vec::new();
+        for (i, output) in self.rows.outputs.iter_mut().enumerate() {
+            if output.job == job && output.applied_at.is_none() {
+                output.applied_at = Some(at);
+                applied.push(i);
+            }
+        }
+        self.undo.push(Undo::Applied(applied));
+        Ok(())
+    }
+
+    async fn set_flag(&mut self, key: &str, on: bool) -> StoreResult<()> {
+        let was = if on {
+            !self.rows.flags.insert(key.to_owned())
+        } else {
+            self.rows.flags.remove(key)
+        };
+        self.undo.push(Undo::Flag(key.to_owned(), was));
+        Ok(())
+    }
+
+    async fn commit(mut self) -> StoreResult<()> {
+        self.undo.clear();
+        Ok(())
+    }
+
+    async fn rollback(self) -> StoreResult<()> {
+        // Dropping undoes.
+        Ok(())
     }
 }

@@ -4,17 +4,23 @@
 //! Every race is decided inside the store by one atomic transition per wait
 //! ([`Store::claim`], [`Store::close`]): the wait must still be `open`, and for a claim the
 //! `(job, event)` ledger row must not exist yet. Whoever changes the row wins; everyone else
-//! learns that they lost. The `SQLite` backend does it in one `BEGIN IMMEDIATE` transaction with
-//! `UPDATE … WHERE state = 'open'`; the in-memory backend under one lock. A `PostgreSQL` backend
-//! runs the same SQL under READ COMMITTED.
+//! learns that they lost.
+//!
+//! The semantics of every step are written once ([`semantics`]) over the row contract of
+//! [`rows`]; a backend only stores and reads rows inside transactions: [`MemoryStore`] under one
+//! lock with an undo log, [`SqliteStore`] in `BEGIN IMMEDIATE` transactions, both relational
+//! backends through the one set of SQL statements in `sql.rs`.
 
 mod memory;
+pub mod rows;
+mod semantics;
+mod sql;
 mod sqlite;
 
 use std::future::Future;
 
-pub use memory::MemoryStore;
-pub use sqlite::SqliteStore;
+pub use memory::{MemoryStore, MemoryTx};
+pub use sqlite::{SqliteRead, SqliteStore, SqliteTx};
 
 use crate::clock::Timestamp;
 use crate::model::{AuditRecord, Event, Fire, Job, Output, StoredEvent, Wait, WaitState};
@@ -48,6 +54,31 @@ pub enum Claim {
     JobHadEvent,
     /// The wait was no longer open (another router, the timer or a refusal won).
     NotOpen,
+}
+
+/// A wait an event may go to, with what its claim records.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Candidate {
+    /// The wait's sequence.
+    pub wait_seq: i64,
+    /// Its job.
+    pub job: String,
+    /// The `event.match` record written when the claim succeeds.
+    pub audit: AuditRecord,
+}
+
+/// How receiving an event ended.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Received {
+    /// The event is new: retained and audited now.
+    New(StoredEvent),
+    /// The event was known (a redelivery).
+    Known {
+        /// The event as retained.
+        stored: StoredEvent,
+        /// Whether its routing finished.
+        routed: bool,
+    },
 }
 
 /// How recording a trigger fire ended.
@@ -88,6 +119,30 @@ pub trait Store: Send + Sync + 'static {
     fn waits_of_job(&self, job: &str) -> impl Future<Output = StoreResult<Vec<Wait>>> + Send;
     /// Every open wait in registration order (to re-arm after a restart).
     fn open_waits(&self) -> impl Future<Output = StoreResult<Vec<Wait>>> + Send;
+    /// The open waits of `source` on `subject` or on any subject, in registration order: the
+    /// index that edges sharing one database route through.
+    fn open_waits_on(
+        &self,
+        source: &str,
+        subject: &str,
+    ) -> impl Future<Output = StoreResult<Vec<Wait>>> + Send;
+    /// Up to `limit` open waits whose deadline is at or before `now`, earliest first.
+    fn due_waits(
+        &self,
+        now: Timestamp,
+        limit: u32,
+    ) -> impl Future<Output = StoreResult<Vec<Wait>>> + Send;
+    /// The earliest deadline of an open wait.
+    fn next_deadline(&self) -> impl Future<Output = StoreResult<Option<Timestamp>>> + Send;
+    /// Takes or renews the lease `name` for `holder` until `until`; `false` while another holder
+    /// has it unexpired at `now`.
+    fn take_lease(
+        &self,
+        name: &str,
+        holder: &str,
+        now: Timestamp,
+        until: Timestamp,
+    ) -> impl Future<Output = StoreResult<bool>> + Send;
 
     /// Retains an event and returns its arrival sequence; `None` if `(source, id)` is known.
     fn insert_event(
@@ -95,6 +150,23 @@ pub trait Store: Send + Sync + 'static {
         event: &Event,
         received_at: Timestamp,
     ) -> impl Future<Output = StoreResult<Option<i64>>> + Send;
+    /// Retains an event, unrouted, with its `event.received` audit record in the same
+    /// transaction; a known `(source, id)` is answered with the stored event and whether it was
+    /// routed (a delivery whose router died before it finished leaves it unrouted).
+    fn receive(
+        &self,
+        event: &Event,
+        received_at: Timestamp,
+        audit: &AuditRecord,
+    ) -> impl Future<Output = StoreResult<Received>> + Send;
+    /// Marks an event as routed (its waits claimed and its triggers fired).
+    fn mark_routed(&self, source: &str, id: &str) -> impl Future<Output = StoreResult<()>> + Send;
+    /// Up to `limit` retained events received before `before` that are not routed, oldest first.
+    fn unrouted(
+        &self,
+        before: Timestamp,
+        limit: u32,
+    ) -> impl Future<Output = StoreResult<Vec<StoredEvent>>> + Send;
     /// The sequence of the newest event (0 when there is none).
     fn last_seq(&self) -> impl Future<Output = StoreResult<i64>> + Send;
     /// Events of `source` with a sequence above `after_seq` received at or after
@@ -115,14 +187,25 @@ pub trait Store: Send + Sync + 'static {
     /// Forgets events received before `before`; returns how many.
     fn purge_events(&self, before: Timestamp) -> impl Future<Output = StoreResult<u64>> + Send;
 
-    /// Gives `event` to the open wait `wait_seq` of `job`, atomically with the job's ledger.
+    /// Gives `event` to the open candidate wait, in one transaction with the job's ledger row,
+    /// the job's outside-started mark and the candidate's audit record.
     fn claim(
         &self,
-        wait_seq: i64,
-        job: &str,
+        candidate: &Candidate,
         event: (&str, &str),
         now: Timestamp,
     ) -> impl Future<Output = StoreResult<Claim>> + Send;
+    /// Routes `event` to its candidate waits (oldest registration first) in one transaction: each
+    /// is claimed as by [`Store::claim`], except that once a job got the event (or had it) its
+    /// later candidates are skipped (`JobHadEvent`). With `mark_routed`, the event is marked
+    /// routed in the same transaction. Returns one outcome per candidate.
+    fn route(
+        &self,
+        event: (&str, &str),
+        candidates: &[Candidate],
+        now: Timestamp,
+        mark_routed: bool,
+    ) -> impl Future<Output = StoreResult<Vec<Claim>>> + Send;
     /// Closes an open wait as timed out or refused; `false` if it was no longer open.
     fn close(
         &self,

@@ -1,0 +1,229 @@
+//! The contract a backend implements: it stores and reads rows, each call inside a transaction
+//! that is isolated from every other and either commits whole or leaves nothing. It decides
+//! nothing: which writes make a claim, a fire or a purge, and in which order, is written once in
+//! [`super::semantics`] on top of these calls.
+//!
+//! A write that other writers may race on is conditional and says whether it happened
+//! (`close_wait` only moves an open wait, `insert_ledger` only adds a missing row, `insert_fire`
+//! only a new job id), so the caller learns inside its transaction that it lost. A backend makes
+//! those conditions hold across every writer it admits: one lock (memory), one write
+//! transaction at a time (`SQLite`), row locks under READ COMMITTED (`PostgreSQL`).
+
+use std::future::Future;
+
+use super::StoreResult;
+use crate::clock::Timestamp;
+use crate::model::{AuditRecord, Event, Fire, Job, Output, StoredEvent, Wait, WaitState};
+
+/// A backend: it hands out transactions and read views.
+pub trait Backend: Send + Sync + 'static {
+    /// A write transaction: nothing it wrote is seen by others until [`Rows::commit`], and it is
+    /// undone if dropped first.
+    type Tx<'a>: Rows + Send
+    where
+        Self: 'a;
+    /// A view for reads that need no transaction (each read sees what was committed when it ran).
+    type Read<'a>: ReadRows + Send
+    where
+        Self: 'a;
+
+    /// Begins a write transaction.
+    fn begin(&self) -> impl Future<Output = StoreResult<Self::Tx<'_>>> + Send;
+    /// Opens a read view.
+    fn read(&self) -> impl Future<Output = StoreResult<Self::Read<'_>>> + Send;
+}
+
+/// How a wait leaves `open`.
+#[derive(Clone, Copy, Debug)]
+pub struct Closing<'a> {
+    /// The new state (never `open`).
+    pub state: WaitState,
+    /// The event it got, `(source, id)`, when matched.
+    pub event: Option<(&'a str, &'a str)>,
+    /// Why, when refused.
+    pub reason: Option<&'a str>,
+    /// When.
+    pub at: Timestamp,
+}
+
+/// Reads of rows.
+pub trait ReadRows: Send {
+    /// A job by id.
+    fn job(&mut self, id: &str) -> impl Future<Output = StoreResult<Option<Job>>> + Send;
+    /// A wait by name.
+    fn wait(&mut self, name: &str) -> impl Future<Output = StoreResult<Option<Wait>>> + Send;
+    /// A job's waits by registration sequence.
+    fn waits_of_job(&mut self, job: &str) -> impl Future<Output = StoreResult<Vec<Wait>>> + Send;
+    /// Every open wait by registration sequence.
+    fn open_waits(&mut self) -> impl Future<Output = StoreResult<Vec<Wait>>> + Send;
+    /// The open waits of `source` on `subject` or on no subject, by registration sequence.
+    fn open_waits_on(
+        &mut self,
+        source: &str,
+        subject: &str,
+    ) -> impl Future<Output = StoreResult<Vec<Wait>>> + Send;
+    /// Up to `limit` open waits with a deadline at or before `now`, by deadline then sequence.
+    fn due_waits(
+        &mut self,
+        now: Timestamp,
+        limit: u32,
+    ) -> impl Future<Output = StoreResult<Vec<Wait>>> + Send;
+    /// The earliest deadline of an open wait.
+    fn next_deadline(&mut self) -> impl Future<Output = StoreResult<Option<Timestamp>>> + Send;
+    /// The highest event sequence ever given (0 when none), even if that event was purged.
+    fn last_event_seq(&mut self) -> impl Future<Output = StoreResult<i64>> + Send;
+    /// Events of `source` with a sequence above `after_seq`, received at or after `since`, by
+    /// sequence.
+    fn events_after(
+        &mut self,
+        source: &str,
+        after_seq: i64,
+        since: Timestamp,
+    ) -> impl Future<Output = StoreResult<Vec<StoredEvent>>> + Send;
+    /// The `(source, id)` of every event in `job`'s ledger.
+    fn ledger_of_job(
+        &mut self,
+        job: &str,
+    ) -> impl Future<Output = StoreResult<Vec<(String, String)>>> + Send;
+    /// A retained event by identity.
+    fn event(
+        &mut self,
+        source: &str,
+        id: &str,
+    ) -> impl Future<Output = StoreResult<Option<StoredEvent>>> + Send;
+    /// Whether a retained event is marked routed; `None` if it is not retained.
+    fn is_routed(
+        &mut self,
+        source: &str,
+        id: &str,
+    ) -> impl Future<Output = StoreResult<Option<bool>>> + Send;
+    /// Up to `limit` unrouted events received before `before`, by sequence.
+    fn unrouted(
+        &mut self,
+        before: Timestamp,
+        limit: u32,
+    ) -> impl Future<Output = StoreResult<Vec<StoredEvent>>> + Send;
+    /// Whether a fire with this job id exists.
+    fn fire_exists(&mut self, job: &str) -> impl Future<Output = StoreResult<bool>> + Send;
+    /// How many fires of `kind`/`name` started at or after `since`.
+    fn started_fires(
+        &mut self,
+        kind: &str,
+        name: &str,
+        since: Timestamp,
+    ) -> impl Future<Output = StoreResult<u64>> + Send;
+    /// Every fire, oldest first.
+    fn fires(&mut self) -> impl Future<Output = StoreResult<Vec<Fire>>> + Send;
+    /// Every audit record, oldest first.
+    fn audit(&mut self) -> impl Future<Output = StoreResult<Vec<AuditRecord>>> + Send;
+    /// The refusal count of `source`/`kind` in `minute` (0 when none).
+    fn refusals(
+        &mut self,
+        source: &str,
+        kind: &str,
+        minute: i64,
+    ) -> impl Future<Output = StoreResult<u64>> + Send;
+    /// A job's output calls, oldest first.
+    fn outputs(&mut self, job: &str) -> impl Future<Output = StoreResult<Vec<Output>>> + Send;
+    /// Whether a switch is on.
+    fn flag(&mut self, key: &str) -> impl Future<Output = StoreResult<bool>> + Send;
+}
+
+/// Writes of rows, inside a transaction (which also reads, seeing its own writes).
+pub trait Rows: ReadRows {
+    /// Adds a job; `false` if the id exists.
+    fn insert_job(&mut self, job: &Job) -> impl Future<Output = StoreResult<bool>> + Send;
+    /// Marks a job as reached by outside text.
+    fn set_outside_started(&mut self, id: &str) -> impl Future<Output = StoreResult<()>> + Send;
+    /// Ends a running job; `false` if it ended already or does not exist.
+    fn set_job_ended(
+        &mut self,
+        id: &str,
+        at: Timestamp,
+    ) -> impl Future<Output = StoreResult<bool>> + Send;
+    /// Adds an open wait and returns its new sequence; `None` if the name is taken.
+    fn insert_wait(&mut self, wait: &Wait)
+    -> impl Future<Output = StoreResult<Option<i64>>> + Send;
+    /// Moves wait `seq` out of `open`; `false` if it was not open.
+    fn close_wait(
+        &mut self,
+        seq: i64,
+        closing: Closing<'_>,
+    ) -> impl Future<Output = StoreResult<bool>> + Send;
+    /// Adds an event, not yet routed, and returns its new sequence; `None` if `(source, id)` is
+    /// known.
+    fn insert_event(
+        &mut self,
+        event: &Event,
+        received_at: Timestamp,
+    ) -> impl Future<Output = StoreResult<Option<i64>>> + Send;
+    /// Deletes the events received before `before`; returns how many.
+    fn delete_events_before(
+        &mut self,
+        before: Timestamp,
+    ) -> impl Future<Output = StoreResult<u64>> + Send;
+    /// Adds `(job, event)` to the ledger, naming the wait that got it; `false` if present.
+    fn insert_ledger(
+        &mut self,
+        job: &str,
+        event: (&str, &str),
+        wait_seq: i64,
+    ) -> impl Future<Output = StoreResult<bool>> + Send;
+    /// Removes `(job, event)` from the ledger.
+    fn delete_ledger(
+        &mut self,
+        job: &str,
+        event: (&str, &str),
+    ) -> impl Future<Output = StoreResult<()>> + Send;
+    /// Marks a retained event as routed.
+    fn set_routed(
+        &mut self,
+        source: &str,
+        id: &str,
+    ) -> impl Future<Output = StoreResult<()>> + Send;
+    /// Gives lease `name` to `holder` until `until` if it is free, expired at `now`, or held by
+    /// `holder` already; `false` otherwise.
+    fn take_lease(
+        &mut self,
+        name: &str,
+        holder: &str,
+        now: Timestamp,
+        until: Timestamp,
+    ) -> impl Future<Output = StoreResult<bool>> + Send;
+    /// Holds every other transaction that takes the same `kind`/`name` until this one ends, so
+    /// a count of fires read after it stays true until the commit.
+    fn lock_fires(
+        &mut self,
+        kind: &str,
+        name: &str,
+    ) -> impl Future<Output = StoreResult<()>> + Send;
+    /// Adds a fire; `false` if its job id exists.
+    fn insert_fire(&mut self, fire: &Fire) -> impl Future<Output = StoreResult<bool>> + Send;
+    /// Appends an audit record.
+    fn append_audit(
+        &mut self,
+        record: &AuditRecord,
+    ) -> impl Future<Output = StoreResult<()>> + Send;
+    /// Adds one to the refusal count of `source`/`kind` in `minute` and returns the new count.
+    fn bump_refusal(
+        &mut self,
+        source: &str,
+        kind: &str,
+        minute: i64,
+    ) -> impl Future<Output = StoreResult<u64>> + Send;
+    /// Appends an output call.
+    fn insert_output(&mut self, output: &Output) -> impl Future<Output = StoreResult<()>> + Send;
+    /// Marks a job's unapplied outputs as applied at `at`.
+    fn apply_outputs(
+        &mut self,
+        job: &str,
+        at: Timestamp,
+    ) -> impl Future<Output = StoreResult<()>> + Send;
+    /// Turns a switch on or off.
+    fn set_flag(&mut self, key: &str, on: bool) -> impl Future<Output = StoreResult<()>> + Send;
+
+    /// Makes every write of the transaction durable and visible.
+    fn commit(self) -> impl Future<Output = StoreResult<()>> + Send;
+    /// Undoes every write of the transaction.
+    fn rollback(self) -> impl Future<Output = StoreResult<()>> + Send;
+}

@@ -1,0 +1,362 @@
+//! The store's semantics, written once for every backend: each [`Store`] step is one
+//! transaction of row calls ([`super::rows`]), in an order that makes the step atomic and
+//! race-free on any backend that keeps the row contract.
+//!
+//! - A claim adds the `(job, event)` ledger row first and then moves the wait `open → matched`;
+//!   if either condition fails its writes are taken back, so a wait changes state once and a job
+//!   never gets one event twice, whoever races. Its audit record and the job's outside-started
+//!   mark commit with it. Routing an event claims all its candidates in one transaction and
+//!   marks the event routed in it: an event is either routed whole or left for a re-route.
+//! - Receiving an event retains it unrouted with its `event.received` record in one
+//!   transaction; a redelivery of an event whose router died tells the caller to route it.
+//! - A fire takes the routine's fire lock, then checks the job id and the hourly count, so two
+//!   routers can neither both start one job nor both see the last fire left in the hour.
+//! - Look-back reads a source's retained events by arrival sequence and leaves out those the
+//!   job's ledger holds.
+
+use std::collections::{BTreeSet, HashSet};
+
+use super::rows::{Backend, Closing, ReadRows, Rows};
+use super::{Candidate, Claim, FireLimit, FireOutcome, Received, Store, StoreError, StoreResult};
+use crate::clock::Timestamp;
+use crate::model::{
+    AuditRecord, Event, Fire, FireState, Job, Output, StoredEvent, Wait, WaitState,
+};
+
+/// The reason a fire over its hourly limit is refused with.
+const OVER_LIMIT: &str = "max_fires_per_hour";
+
+/// Runs `step` in a transaction and commits it.
+macro_rules! in_tx {
+    ($backend:expr, |$tx:ident| $body:expr) => {{
+        let mut $tx = $backend.begin().await?;
+        let out = $body;
+        $tx.commit().await?;
+        Ok(out)
+    }};
+}
+
+impl<B: Backend> Store for B {
+    async fn insert_job(&self, job: &Job) -> StoreResult<bool> {
+        in_tx!(self, |tx| tx.insert_job(job).await?)
+    }
+
+    async fn job(&self, id: &str) -> StoreResult<Option<Job>> {
+        self.read().await?.job(id).await
+    }
+
+    async fn mark_outside_started(&self, id: &str) -> StoreResult<()> {
+        in_tx!(self, |tx| tx.set_outside_started(id).await?)
+    }
+
+    async fn insert_wait(&self, wait: &Wait) -> StoreResult<Option<i64>> {
+        in_tx!(self, |tx| tx.insert_wait(wait).await?)
+    }
+
+    async fn open_waits_on(&self, source: &str, subject: &str) -> StoreResult<Vec<Wait>> {
+        self.read().await?.open_waits_on(source, subject).await
+    }
+
+    async fn due_waits(&self, now: Timestamp, limit: u32) -> StoreResult<Vec<Wait>> {
+        self.read().await?.due_waits(now, limit).await
+    }
+
+    async fn next_deadline(&self) -> StoreResult<Option<Timestamp>> {
+        self.read().await?.next_deadline().await
+    }
+
+    async fn take_lease(
+        &self,
+        name: &str,
+        holder: &str,
+        now: Timestamp,
+        until: Timestamp,
+    ) -> StoreResult<bool> {
+        in_tx!(self, |tx| tx.take_lease(name, holder, now, until).await?)
+    }
+
+    async fn wait(&self, name: &str) -> StoreResult<Option<Wait>> {
+        self.read().await?.wait(name).await
+    }
+
+    async fn waits_of_job(&self, job: &str) -> StoreResult<Vec<Wait>> {
+        self.read().await?.waits_of_job(job).await
+    }
+
+    async fn open_waits(&self) -> StoreResult<Vec<Wait>> {
+        self.read().await?.open_waits().await
+    }
+
+    async fn insert_event(
+        &self,
+        event: &Event,
+        received_at: Timestamp,
+    ) -> StoreResult<Option<i64>> {
+        in_tx!(self, |tx| tx.insert_event(event, received_at).await?)
+    }
+
+    async fn receive(
+        &self,
+        event: &Event,
+        received_at: Timestamp,
+        audit: &AuditRecord,
+    ) -> StoreResult<Received> {
+        // A known event can be purged between the insert that found it and the read; the next
+        // insert then succeeds, so two rounds always decide.
+        for _ in 0..2 {
+            let mut tx = self.begin().await?;
+            if let Some(seq) = tx.insert_event(event, received_at).await? {
+                tx.append_audit(audit).await?;
+                tx.commit().await?;
+                let stored = StoredEvent {
+                    seq,
+                    received_at,
+                    event: event.clone(),
+                };
+                return Ok(Received::New(stored));
+            }
+            let stored = tx.event(&event.source, &event.id).await?;
+            let routed = tx.is_routed(&event.source, &event.id).await?;
+            tx.rollback().await?;
+            if let (Some(stored), Some(routed)) = (stored, routed) {
+                return Ok(Received::Known { stored, routed });
+            }
+        }
+        Err(StoreError(format!(
+            "event {}/{} is neither new nor retained",
+            event.source, event.id
+        )))
+    }
+
+    async fn mark_routed(&self, source: &str, id: &str) -> StoreResult<()> {
+        in_tx!(self, |tx| tx.set_routed(source, id).await?)
+    }
+
+    async fn unrouted(&self, before: Timestamp, limit: u32) -> StoreResult<Vec<StoredEvent>> {
+        self.read().await?.unrouted(before, limit).await
+    }
+
+    async fn last_seq(&self) -> StoreResult<i64> {
+        self.read().await?.last_event_seq().await
+    }
+
+    async fn retained_events(
+        &self,
+        source: &str,
+        after_seq: i64,
+        received_since: Timestamp,
+        job: &str,
+    ) -> StoreResult<Vec<StoredEvent>> {
+        let mut read = self.read().await?;
+        let had: HashSet<(String, String)> = read.ledger_of_job(job).await?.into_iter().collect();
+        let events = read.events_after(source, after_seq, received_since).await?;
+        Ok(events
+            .into_iter()
+            .filter(|e| !had.contains(&(e.event.source.clone(), e.event.id.clone())))
+            .collect())
+    }
+
+    async fn event(&self, source: &str, id: &str) -> StoreResult<Option<StoredEvent>> {
+        self.read().await?.event(source, id).await
+    }
+
+    async fn purge_events(&self, before: Timestamp) -> StoreResult<u64> {
+        in_tx!(self, |tx| tx.delete_events_before(before).await?)
+    }
+
+    async fn claim(
+        &self,
+        candidate: &Candidate,
+        event: (&str, &str),
+        now: Timestamp,
+    ) -> StoreResult<Claim> {
+        let mut tx = self.begin().await?;
+        let outcome = claim_in(&mut tx, candidate, event, now).await?;
+        if outcome == Claim::Claimed {
+            tx.set_outside_started(&candidate.job).await?;
+            tx.commit().await?;
+        } else {
+            tx.rollback().await?;
+        }
+        Ok(outcome)
+    }
+
+    async fn route(
+        &self,
+        event: (&str, &str),
+        candidates: &[Candidate],
+        now: Timestamp,
+        mark_routed: bool,
+    ) -> StoreResult<Vec<Claim>> {
+        let mut tx = self.begin().await?;
+        let mut served: HashSet<&str> = HashSet::new();
+        let mut reached: BTreeSet<&str> = BTreeSet::new();
+        let mut outcomes = Vec::with_capacity(candidates.len());
+        for candidate in candidates {
+            if served.contains(candidate.job.as_str()) {
+                outcomes.push(Claim::JobHadEvent);
+                continue;
+            }
+            let outcome = claim_in(&mut tx, candidate, event, now).await?;
+            match outcome {
+                Claim::Claimed => {
+                    served.insert(&candidate.job);
+                    reached.insert(&candidate.job);
+                }
+                Claim::JobHadEvent => {
+                    served.insert(&candidate.job);
+                }
+                Claim::NotOpen => {}
+            }
+            outcomes.push(outcome);
+        }
+        // Job rows are written last and in one order, so two routers of different events that
+        // reach the same jobs cannot each hold a row the other waits for.
+        for job in reached {
+            tx.set_outside_started(job).await?;
+        }
+        if mark_routed {
+            tx.set_routed(event.0, event.1).await?;
+        }
+        tx.commit().await?;
+        Ok(outcomes)
+    }
+
+    async fn close(
+        &self,
+        wait_seq: i64,
+        state: WaitState,
+        reason: Option<&str>,
+        now: Timestamp,
+    ) -> StoreResult<bool> {
+        let closing = Closing {
+            state,
+            event: None,
+            reason,
+            at: now,
+        };
+        in_tx!(self, |tx| tx.close_wait(wait_seq, closing).await?)
+    }
+
+    async fn record_fire(&self, fire: &Fire, limit: Option<FireLimit>) -> StoreResult<FireOutcome> {
+        let mut tx = self.begin().await?;
+        tx.lock_fires(&fire.kind, &fire.name).await?;
+        if tx.fire_exists(&fire.job).await? {
+            tx.rollback().await?;
+            return Ok(FireOutcome::Duplicate);
+        }
+        let mut fire = fire.clone();
+        if let (Some(limit), FireState::Started) = (limit, fire.state) {
+            let started = tx
+                .started_fires(&fire.kind, &fire.name, limit.window_start)
+                .await?;
+            if started >= u64::from(limit.max) {
+                fire.state = FireState::Refused;
+                fire.reason = Some(OVER_LIMIT.to_owned());
+            }
+        }
+        if !tx.insert_fire(&fire).await? {
+            tx.rollback().await?;
+            return Ok(FireOutcome::Duplicate);
+        }
+        tx.commit().await?;
+        Ok(match fire.state {
+            FireState::Started => FireOutcome::Started,
+            FireState::Refused => FireOutcome::Refused(fire.reason.unwrap_or_default()),
+        })
+    }
+
+    async fn fires(&self) -> StoreResult<Vec<Fire>> {
+        self.read().await?.fires().await
+    }
+
+    async fn append_audit(&self, record: &AuditRecord) -> StoreResult<()> {
+        in_tx!(self, |tx| tx.append_audit(record).await?)
+    }
+
+    async fn audit(&self) -> StoreResult<Vec<AuditRecord>> {
+        self.read().await?.audit().await
+    }
+
+    async fn count_refusal(
+        &self,
+        source: &str,
+        kind: &str,
+        minute: i64,
+    ) -> StoreResult<(u64, u64)> {
+        in_tx!(self, |tx| {
+            let now = tx.bump_refusal(source, kind, minute).await?;
+            let before = tx.refusals(source, kind, minute - 1).await?;
+            (now, before)
+        })
+    }
+
+    async fn record_output(
+        &self,
+        job: &str,
+        name: &str,
+        apply_now: bool,
+        now: Timestamp,
+    ) -> StoreResult<()> {
+        let output = Output {
+            job: job.to_owned(),
+            name: name.to_owned(),
+            apply_now,
+            called_at: now,
+            applied_at: apply_now.then_some(now),
+        };
+        in_tx!(self, |tx| tx.insert_output(&output).await?)
+    }
+
+    async fn end_job(&self, job: &str, now: Timestamp) -> StoreResult<bool> {
+        let mut tx = self.begin().await?;
+        if !tx.set_job_ended(job, now).await? {
+            tx.rollback().await?;
+            return Ok(false);
+        }
+        tx.apply_outputs(job, now).await?;
+        tx.commit().await?;
+        Ok(true)
+    }
+
+    async fn outputs(&self, job: &str) -> StoreResult<Vec<Output>> {
+        self.read().await?.outputs(job).await
+    }
+
+    async fn set_flag(&self, key: &str, on: bool) -> StoreResult<()> {
+        in_tx!(self, |tx| tx.set_flag(key, on).await?)
+    }
+
+    async fn flag(&self, key: &str) -> StoreResult<bool> {
+        self.read().await?.flag(key).await
+    }
+}
+
+/// One claim inside `tx`: the ledger row first (a job that had the event stops here), then the
+/// wait's move out of `open` (if another router, the timer or a refusal won, the ledger row is
+/// taken back, so a later wait of the job may still get the event), then the audit record.
+async fn claim_in<T: Rows>(
+    tx: &mut T,
+    candidate: &Candidate,
+    event: (&str, &str),
+    now: Timestamp,
+) -> StoreResult<Claim> {
+    if !tx
+        .insert_ledger(&candidate.job, event, candidate.wait_seq)
+        .await?
+    {
+        return Ok(Claim::JobHadEvent);
+    }
+    let closing = Closing {
+        state: WaitState::Matched,
+        event: Some(event),
+        reason: None,
+        at: now,
+    };
+    if !tx.close_wait(candidate.wait_seq, closing).await? {
+        tx.delete_ledger(&candidate.job, event).await?;
+        return Ok(Claim::NotOpen);
+    }
+    tx.append_audit(&candidate.audit).await?;
+    Ok(Claim::Claimed)
+}
