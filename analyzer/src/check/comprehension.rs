@@ -107,16 +107,16 @@ impl<'a> Checker<'a> {
             _ => None,
         };
         let Some((first, second)) = vars else {
-            let wants = match comp.kind {
-                MacroKind::OptMap | MacroKind::OptFlatMap => "an optional",
-                MacroKind::SortBy => "a list",
-                _ => "a list or a map",
+            let (wants, label) = match comp.kind {
+                MacroKind::OptMap | MacroKind::OptFlatMap => ("an optional", "not an optional"),
+                MacroKind::SortBy => ("a list", "not a list"),
+                _ => ("a list or a map", "not a list or map"),
             };
             self.error(
                 "not-iterable",
                 self.ast.span(comp.range),
                 format!("`{}` needs {wants}, not {range}", comp.kind.name()),
-                "wrong kind of value",
+                label,
             );
             return (Type::Error, Type::Error);
         };
