@@ -95,7 +95,7 @@ impl Interp<'_> {
                 break;
             }
             if bytes.get(i + 1) == Some(&b'%') {
-                self.charge(self.alloc(table::alloc_bytes(1)))?;
+                self.pay_bytes(0, 1)?;
                 out.push('%');
                 i += 2;
                 continue;
@@ -157,7 +157,7 @@ impl Interp<'_> {
 
     /// Charges and appends a piece that is already written.
     fn append(&mut self, out: &mut String, piece: &str) -> Result<(), Fault> {
-        self.charge(self.alloc(table::alloc_bytes(piece.len() as u64)))?;
+        self.pay_bytes(0, piece.len() as u64)?;
         out.push_str(piece);
         Ok(())
     }
@@ -168,7 +168,7 @@ impl Interp<'_> {
             Value::String(s) => self.append(out, s),
             Value::Bytes(b) => {
                 // Charged at the largest: every byte may become a three-byte U+FFFD.
-                self.charge(self.alloc(table::alloc_bytes(3 * b.len() as u64)))?;
+                self.pay_bytes(0, 3 * b.len() as u64)?;
                 push_lossy(b, out);
                 Ok(())
             }
@@ -258,7 +258,7 @@ impl Interp<'_> {
 
     /// `%x` on a string or bytes: two hex digits per byte.
     fn hex_bytes(&mut self, bytes: &[u8], upper: bool, out: &mut String) -> Result<(), Fault> {
-        self.charge(self.alloc(table::alloc_bytes(2 * bytes.len() as u64)))?;
+        self.pay_bytes(0, 2 * bytes.len() as u64)?;
         for b in bytes {
             let _ = if upper {
                 write!(out, "{b:02X}")
@@ -277,11 +277,7 @@ impl Interp<'_> {
             .filter(|b| matches!(b, 7..=13 | b'\\' | b'"'))
             .count();
         let len = (s.len() + escapes + 2) as u64;
-        self.charge(
-            table::string_pass(s.len() as u64)
-                .max(table::CALL)
-                .saturating_add(self.alloc(table::alloc_bytes(len))),
-        )?;
+        self.pay_bytes(table::string_pass(s.len() as u64).max(table::CALL), len)?;
         let mut out = String::with_capacity(len as usize);
         out.push('"');
         for c in s.chars() {

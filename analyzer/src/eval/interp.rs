@@ -5,9 +5,10 @@
 use std::cmp::Ordering;
 use std::sync::Arc;
 
+use super::bulk;
 use super::map::MapValue;
 use super::meter::{Meter, Stop};
-use super::value::{TypeValue, Value, brief};
+use super::value::{ListValue, TypeValue, Value, brief_value};
 use super::{Activation, Program};
 use crate::cost::table;
 use crate::syntax::{BinaryOp, ExprKind, NodeId, UnaryOp};
@@ -68,6 +69,30 @@ impl<'p> Interp<'p> {
 
     pub(crate) fn charge(&mut self, units: u64) -> Result<(), Fault> {
         self.meter.charge(units).map_err(Fault::Stop)
+    }
+
+    /// Counts `bytes` of a value about to be built against the memory cap.
+    pub(crate) fn build(&mut self, bytes: u64) -> Result<(), Fault> {
+        self.meter.build(bytes).map_err(Fault::Stop)
+    }
+
+    /// Pays for a string or bytes value of `len` bytes about to be built: `cpu` units and its
+    /// allocation, and its bytes against the memory cap.
+    pub(crate) fn pay_bytes(&mut self, cpu: u64, len: u64) -> Result<(), Fault> {
+        self.charge(cpu.saturating_add(self.alloc(table::alloc_bytes(len))))?;
+        self.build(len)
+    }
+
+    /// Pays for a list of `len` elements about to be built (the elements themselves exist).
+    pub(crate) fn pay_list(&mut self, cpu: u64, len: u64) -> Result<(), Fault> {
+        self.charge(cpu.saturating_add(self.alloc(table::alloc_list(len))))?;
+        self.build(len.saturating_mul(table::BUILT_PER_ELEMENT))
+    }
+
+    /// Pays for a map of `len` entries about to be built.
+    pub(crate) fn pay_map(&mut self, cpu: u64, len: u64) -> Result<(), Fault> {
+        self.charge(cpu.saturating_add(self.alloc(table::alloc_map(len))))?;
+        self.build(len.saturating_mul(table::BUILT_PER_ENTRY))
     }
 
     pub(crate) fn eval(&mut self, id: NodeId) -> Eval {
@@ -138,6 +163,7 @@ impl<'p> Interp<'p> {
             } => {
                 let n = items.len() as u64;
                 self.charge(table::LIST_CREATE.saturating_add(self.alloc(table::alloc_list(n))))?;
+                self.build(n.saturating_mul(table::BUILT_PER_ELEMENT))?;
                 let mut values = Vec::with_capacity(items.len());
                 for (i, &item) in items.iter().enumerate() {
                     let value = self.eval(item)?;
@@ -147,11 +173,12 @@ impl<'p> Interp<'p> {
                         values.push(value);
                     }
                 }
-                Ok(Value::List(values.into()))
+                Ok(Value::list(values))
             }
             ExprKind::Map(entries) => {
                 let n = entries.len() as u64;
                 self.charge(table::MAP_CREATE.saturating_add(self.alloc(table::alloc_map(n))))?;
+                self.build(n.saturating_mul(table::BUILT_PER_ENTRY))?;
                 let mut pairs = Vec::with_capacity(entries.len());
                 for entry in entries {
                     let key = self.eval(entry.key)?;
@@ -261,12 +288,8 @@ impl<'p> Interp<'p> {
     fn strict_binary(&mut self, op: BinaryOp, a: &Value, b: &Value) -> Eval {
         match op {
             BinaryOp::Eq | BinaryOp::Ne => {
-                self.charge(table::compare_sized(a.cost_size(), b.cost_size()).max(table::CALL))?;
-                // Lists and maps compare element by element, deeper than the charge sees.
-                if matches!(a, Value::List(_) | Value::Map(_)) {
-                    self.meter.note_work(a.cost_size().min(b.cost_size()))?;
-                }
-                let eq = a.cel_eq(b);
+                self.charge(equality_cost(a, b))?;
+                let eq = bulk::equal(a, b, &mut self.meter)?;
                 Ok(Value::Bool(if op == BinaryOp::Eq { eq } else { !eq }))
             }
             BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge => {
@@ -289,7 +312,7 @@ impl<'p> Interp<'p> {
                 Ok(Value::Bool(holds))
             }
             BinaryOp::In => match b {
-                Value::List(items) => self.list_contains(items, a).map(Value::Bool),
+                Value::List(items) => self.list_contains(items, items.deep(), a).map(Value::Bool),
                 Value::Map(map) => {
                     self.charge(table::CALL)?;
                     Ok(Value::Bool(map.get(a).is_some()))
@@ -306,9 +329,16 @@ impl<'p> Interp<'p> {
 
     /// `value in items`, charged as the operator `in` is (the `sets` functions and `distinct`
     /// are priced as membership tests through this too).
-    pub(crate) fn list_contains(&mut self, items: &[Value], value: &Value) -> Result<bool, Fault> {
-        self.charge(table::in_list(items.len() as u64).max(table::CALL))?;
-        Ok(items.iter().any(|item| value.cel_eq(item)))
+    /// `items` have the deep size `deep` together.
+    pub(crate) fn list_contains(
+        &mut self,
+        items: &[Value],
+        deep: u64,
+        value: &Value,
+    ) -> Result<bool, Fault> {
+        let n = items.len() as u64;
+        self.charge(table::in_list(n, value.deep_size(), deep).max(table::CALL))?;
+        Ok(bulk::contains_item(items, value, &mut self.meter)?)
     }
 
     /// `+`: numbers, and concatenation of strings, bytes and lists (charged by the size built).
@@ -316,33 +346,52 @@ impl<'p> Interp<'p> {
         match (lhs, rhs) {
             (Value::String(left), Value::String(right)) => {
                 let (n, m) = (left.len() as u64, right.len() as u64);
-                self.charge(
-                    table::concat(n, m).saturating_add(self.alloc(table::alloc_bytes(n + m))),
-                )?;
-                let mut joined = String::with_capacity(left.len() + right.len());
-                joined.push_str(left);
-                joined.push_str(right);
-                Ok(Value::String(joined.into()))
+                self.charge_concat(n, m)?;
+                Ok(Value::String(bulk::join_str(left, right, &mut self.meter)?))
             }
             (Value::Bytes(left), Value::Bytes(right)) => {
                 let (n, m) = (left.len() as u64, right.len() as u64);
-                self.charge(
-                    table::concat(n, m).saturating_add(self.alloc(table::alloc_bytes(n + m))),
-                )?;
-                Ok(Value::Bytes([&left[..], &right[..]].concat().into()))
+                self.charge_concat(n, m)?;
+                Ok(Value::Bytes(bulk::join_bytes(
+                    left,
+                    right,
+                    &mut self.meter,
+                )?))
             }
             (Value::List(left), Value::List(right)) => {
                 let n = (left.len() + right.len()) as u64;
                 self.charge(table::CALL.saturating_add(self.alloc(table::alloc_list(n))))?;
-                Ok(Value::List(
-                    left.iter().chain(right.iter()).cloned().collect(),
-                ))
+                self.build(n.saturating_mul(table::BUILT_PER_ELEMENT))?;
+                let joined = bulk::join_list(left, right, &mut self.meter)?;
+                let deep = lhs.deep_size().saturating_add(rhs.deep_size());
+                Ok(Value::List(Arc::new(ListValue::with_deep(joined, deep))))
             }
             _ => {
                 self.charge(table::CALL)?;
                 super::functions::arithmetic(BinaryOp::Add, lhs, rhs)
             }
         }
+    }
+    /// The charge and the memory of concatenating `n` and `m` bytes.
+    fn charge_concat(&mut self, n: u64, m: u64) -> Result<(), Fault> {
+        let len = n.saturating_add(m);
+        self.charge(table::concat(n, m).saturating_add(self.alloc(table::alloc_bytes(len))))?;
+        self.build(len)
+    }
+}
+
+/// `==` and `!=`: one traversal of the shorter of two strings; for two lists or maps one call
+/// plus the smaller deep size (what the walk visits at most); anything else one call.
+fn equality_cost(a: &Value, b: &Value) -> u64 {
+    let container = |v: &Value| matches!(v, Value::List(_) | Value::Map(_));
+    match (a, b) {
+        (Value::String(_), Value::String(_)) | (Value::Bytes(_), Value::Bytes(_)) => {
+            table::compare_sized(a.cost_size(), b.cost_size()).max(table::CALL)
+        }
+        _ if container(a) && container(b) => {
+            table::CALL.saturating_add(table::equal_deep(a.deep_size(), b.deep_size()))
+        }
+        _ => table::CALL,
     }
 }
 
@@ -472,7 +521,7 @@ fn index_value(base: &Value, key: &Value) -> Eval {
             }
             map.get(key)
                 .cloned()
-                .ok_or_else(|| error(format!("no such key: {}", brief(&key.to_string()))))
+                .ok_or_else(|| error(format!("no such key: {}", brief_value(key))))
         }
         _ => Err(no_overload("_[_]", &[base, key])),
     }

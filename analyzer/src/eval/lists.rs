@@ -11,7 +11,7 @@ use std::cmp::Ordering;
 use std::sync::Arc;
 
 use super::interp::{Eval, Fault, Interp, error, no_overload};
-use super::value::{TypeValue, Value};
+use super::value::{ListValue, TypeValue, Value};
 use crate::cost::table;
 
 /// Whether `sort` can order values of this type.
@@ -36,7 +36,7 @@ pub(crate) fn sort_by_keys(interp: &mut Interp<'_>, list: &[Value], keys: &[Valu
         return Err(error("sortBy: every element needs one key"));
     }
     let Some(first) = keys.first() else {
-        return Ok(Value::List(list.into()));
+        return Ok(Value::list(list.to_vec()));
     };
     let kind = first.type_value();
     interp.charge(table::CALL.saturating_add(keys.len() as u64))?;
@@ -54,12 +54,10 @@ pub(crate) fn sort_by_keys(interp: &mut Interp<'_>, list: &[Value], keys: &[Valu
     }
     let n = keys.len() as u64;
     let compare = table::compare_sized(longest, longest).max(table::CALL);
-    interp.charge(table::sort(n, compare).saturating_add(interp.alloc(table::alloc_list(n))))?;
+    interp.pay_list(table::sort(n, compare), n)?;
     let mut order: Vec<usize> = (0..list.len()).collect();
     order.sort_by(|&a, &b| keys[a].cel_cmp(&keys[b]).unwrap_or(Ordering::Equal));
-    Ok(Value::List(
-        order.into_iter().map(|i| list[i].clone()).collect(),
-    ))
+    Ok(Value::list(order.into_iter().map(|i| list[i].clone()).collect()))
 }
 
 impl Interp<'_> {
@@ -78,8 +76,8 @@ impl Interp<'_> {
             ("distinct", []) => self.distinct(list),
             ("sort", []) => sort_by_keys(self, list, list),
             ("reverse", []) => self
-                .charge(table::CALL.saturating_add(self.alloc(table::alloc_list(n))))
-                .map(|()| Value::List(list.iter().rev().cloned().collect())),
+                .pay_list(table::CALL, n)
+                .map(|()| Value::list(list.iter().rev().cloned().collect())),
             ("first", []) => self
                 .charge(table::CALL)
                 .map(|()| Value::Optional(list.first().cloned().map(Arc::new))),
@@ -114,12 +112,8 @@ impl Interp<'_> {
     /// `lists.range(n)`: `[0, …, n - 1]`, paid for before it is built (empty for `n ≤ 0`).
     fn range(&mut self, n: i64) -> Eval {
         let len = u64::try_from(n).unwrap_or(0);
-        self.charge(
-            table::CALL
-                .saturating_add(table::LIST_CREATE)
-                .saturating_add(self.alloc(table::alloc_list(len))),
-        )?;
-        Ok(Value::List((0..n.max(0)).map(Value::Int).collect()))
+        self.pay_list(table::CALL.saturating_add(table::LIST_CREATE), len)?;
+        Ok(Value::list((0..n.max(0)).map(Value::Int).collect()))
     }
 
     fn slice(&mut self, list: &[Value], start: i64, end: i64) -> Eval {
@@ -140,8 +134,8 @@ impl Interp<'_> {
             )));
         }
         let len = (end - start) as u64;
-        self.charge(table::CALL.saturating_add(self.alloc(table::alloc_list(len))))?;
-        Ok(Value::List(list[start as usize..end as usize].into()))
+        self.pay_list(table::CALL, len)?;
+        Ok(Value::list(list[start as usize..end as usize].to_vec()))
     }
 
     /// `flatten([depth])`: lists inside the list, `depth` levels down (1 by default), are
@@ -152,10 +146,10 @@ impl Interp<'_> {
         }
         self.charge(table::CALL)?;
         let len = self.flat_len(list, depth)?;
-        self.charge(self.alloc(table::alloc_list(len)))?;
+        self.pay_list(0, len)?;
         let mut out = Vec::with_capacity(len as usize);
         push_flat(list, depth, &mut out);
-        Ok(Value::List(out.into()))
+        Ok(Value::list(out))
     }
 
     fn flat_len(&mut self, list: &[Value], depth: i64) -> Result<u64, Fault> {
@@ -173,23 +167,25 @@ impl Interp<'_> {
     /// `distinct()`: the first of every group of equal elements, in order; each element is
     /// tested against those kept so far, as `x in kept`.
     fn distinct(&mut self, list: &[Value]) -> Eval {
-        self.charge(table::CALL.saturating_add(self.alloc(table::alloc_list(list.len() as u64))))?;
+        self.pay_list(table::CALL, list.len() as u64)?;
         let mut kept: Vec<Value> = Vec::new();
+        let mut deep = 0u64;
         for (i, item) in list.iter().enumerate() {
             self.loop_tick(i)?;
-            if !self.list_contains(&kept, item)? {
+            if !self.list_contains(&kept, deep, item)? {
+                deep = deep.saturating_add(item.deep_size()).saturating_add(1);
                 kept.push(item.clone());
             }
         }
-        Ok(Value::List(kept.into()))
+        Ok(Value::List(Arc::new(ListValue::with_deep(kept, deep))))
     }
 
     /// Whether every element of `sub` is in `list` (`sets.contains`).
-    fn contains_all(&mut self, list: &[Value], sub: &[Value]) -> Result<bool, Fault> {
+    fn contains_all(&mut self, list: &ListValue, sub: &[Value]) -> Result<bool, Fault> {
         self.charge(table::CALL)?;
         for (i, item) in sub.iter().enumerate() {
             self.loop_tick(i)?;
-            if !self.list_contains(list, item)? {
+            if !self.list_contains(list, list.deep(), item)? {
                 return Ok(false);
             }
         }
@@ -197,16 +193,16 @@ impl Interp<'_> {
     }
 
     /// Whether each list contains the other (`sets.equivalent`).
-    fn equivalent(&mut self, a: &[Value], b: &[Value]) -> Result<bool, Fault> {
+    fn equivalent(&mut self, a: &ListValue, b: &ListValue) -> Result<bool, Fault> {
         Ok(self.contains_all(a, b)? && self.contains_all(b, a)?)
     }
 
     /// Whether some element of `a` is in `b` (`sets.intersects`).
-    fn intersects(&mut self, a: &[Value], b: &[Value]) -> Result<bool, Fault> {
+    fn intersects(&mut self, a: &[Value], b: &ListValue) -> Result<bool, Fault> {
         self.charge(table::CALL)?;
         for (i, item) in a.iter().enumerate() {
             self.loop_tick(i)?;
-            if self.list_contains(b, item)? {
+            if self.list_contains(b, b.deep(), item)? {
                 return Ok(true);
             }
         }
@@ -217,11 +213,7 @@ impl Interp<'_> {
     /// one.
     fn unwrap(&mut self, list: &[Value]) -> Eval {
         let n = list.len() as u64;
-        self.charge(
-            table::CALL
-                .saturating_add(n)
-                .saturating_add(self.alloc(table::alloc_list(n))),
-        )?;
+        self.pay_list(table::CALL.saturating_add(n), n)?;
         let mut out = Vec::with_capacity(list.len());
         for item in list {
             match item {
@@ -230,7 +222,7 @@ impl Interp<'_> {
                 other => return Err(no_overload("optional.unwrap", &[other])),
             }
         }
-        Ok(Value::List(out.into()))
+        Ok(Value::list(out))
     }
 }
 

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use super::interp::{Eval, Fault, Interp, error, no_overload};
 use super::lists::sort_by_keys;
 use super::map::MapValue;
-use super::value::Value;
+use super::value::{ListValue, Value};
 use crate::cost::table;
 use crate::syntax::{Comprehension, MacroKind, NodeId};
 
@@ -171,21 +171,23 @@ impl<'p> Interp<'p> {
     fn collect_list(&mut self, c: &'p Comprehension, items: &Range<'_>) -> Eval {
         self.charge(table::MAP_FILTER_FIXED)?;
         let mut out = Vec::new();
+        let mut deep = 0u64;
         for i in 0..items.len() {
             self.loop_tick(i)?;
             if !self.keeps(c, items, i)? {
                 continue;
             }
             let element = if let Some(transform) = c.transform {
-                self.charge(table::MAP_APPEND.saturating_add(self.alloc(table::alloc_list(1))))?;
+                self.pay_list(table::MAP_APPEND, 1)?;
                 self.bound(c, items, i, transform)?
             } else {
-                self.charge(table::FILTER_APPEND.saturating_add(self.alloc(table::alloc_list(1))))?;
+                self.pay_list(table::FILTER_APPEND, 1)?;
                 items.item(i)
             };
+            deep = deep.saturating_add(element.deep_size()).saturating_add(1);
             out.push(element);
         }
-        Ok(Value::List(out.into()))
+        Ok(Value::List(Arc::new(ListValue::with_deep(out, deep))))
     }
 
     /// `transformMap` (the same keys, transformed values) and `transformMapEntry` (the entries
@@ -213,11 +215,7 @@ impl<'p> Interp<'p> {
                 return Err(no_overload("transformMapEntry", &[&value]));
             };
             let n = entry.len() as u64;
-            self.charge(
-                table::TRANSFORM_MAP_INSERT
-                    .saturating_mul(n)
-                    .saturating_add(self.alloc(table::alloc_map(n))),
-            )?;
+            self.pay_map(table::TRANSFORM_MAP_INSERT.saturating_mul(n), n)?;
             pairs.extend(
                 entry
                     .entries()
@@ -239,7 +237,7 @@ impl<'p> Interp<'p> {
         let mut keys = Vec::with_capacity(list.len());
         for i in 0..list.len() {
             self.loop_tick(i)?;
-            self.charge(table::MAP_APPEND.saturating_add(self.alloc(table::alloc_list(1))))?;
+            self.pay_list(table::MAP_APPEND, 1)?;
             keys.push(self.bound(c, items, i, key)?);
         }
         sort_by_keys(self, list, &keys)

@@ -11,6 +11,7 @@
 //! deadline) is not, and ends the evaluation.
 
 pub mod base64;
+mod bulk;
 mod event;
 mod format;
 mod functions;
@@ -21,7 +22,6 @@ mod loops;
 mod map;
 pub mod meter;
 mod optional;
-mod regex;
 mod strings;
 pub mod time;
 mod value;
@@ -31,12 +31,12 @@ use std::sync::Arc;
 pub use event::{Event, EventError, HEADER_FIELDS};
 pub use map::{Key, MapError, MapValue};
 pub use meter::{Clock, Limits, ManualClock, Meter, Stop, SystemClock};
-pub use value::{TypeValue, Value};
+pub use value::{ListValue, TypeValue, Value};
 
 use crate::Diagnostic;
 use crate::check::Checked;
+use crate::regex::CelRegex;
 use crate::syntax::{Ast, ExprKind, Literal, NodeId};
-use regex::CelRegex;
 
 /// Deepest expression tree a program accepts; evaluation recurses once per level.
 pub const MAX_DEPTH: u32 = 512;
@@ -111,7 +111,9 @@ impl EvalError {
     /// The cost charged before the evaluation ended.
     pub fn cost(&self) -> u64 {
         match self {
-            EvalError::Stopped(Stop::CostLimit { cost } | Stop::Deadline { cost })
+            EvalError::Stopped(
+                Stop::CostLimit { cost } | Stop::Deadline { cost } | Stop::Memory { cost, .. },
+            )
             | EvalError::Runtime { cost, .. } => *cost,
         }
     }
@@ -190,15 +192,7 @@ impl Program {
                     if let ExprKind::Literal(Literal::String(text)) = ast.kind(pattern) {
                         match CelRegex::new(text) {
                             Ok(re) => regexes[i] = Some(Arc::new(re)),
-                            Err(reason) => diagnostics.push(
-                                Diagnostic::error(
-                                    "invalid-regex",
-                                    ast.span(pattern),
-                                    format!("invalid regular expression: {reason}"),
-                                )
-                                .with_label("this pattern")
-                                .with_help("matches() takes RE2 syntax"),
-                            ),
+                            Err(refused) => diagnostics.push(refused.diagnostic(ast.span(pattern))),
                         }
                     }
                 }

@@ -7,8 +7,6 @@
 //! doing them, and the bytes or elements it builds as soon as their number is known, before
 //! building them: `replace` counts its matches first, `split` its parts.
 
-use std::sync::Arc;
-
 use super::interp::{Eval, Fault, Interp, error, no_overload};
 use super::value::Value;
 use crate::cost::table;
@@ -88,11 +86,7 @@ impl Interp<'_> {
 
     /// Charges a pass over `input` bytes that builds a string of `output` bytes.
     fn rebuilt(&mut self, input: u64, output: u64) -> Result<(), Fault> {
-        self.charge(
-            table::string_pass(input)
-                .max(table::CALL)
-                .saturating_add(self.alloc(table::alloc_bytes(output))),
-        )
+        self.pay_bytes(table::string_pass(input).max(table::CALL), output)
     }
 
     fn char_at(&mut self, s: &str, index: i64) -> Eval {
@@ -102,7 +96,7 @@ impl Interp<'_> {
             .chars()
             .next()
             .map_or("", |c| &s[at..at + c.len_utf8()]);
-        self.charge(self.alloc(table::alloc_bytes(c.len() as u64)))?;
+        self.pay_bytes(0, c.len() as u64)?;
         Ok(Value::string(c))
     }
 
@@ -175,8 +169,7 @@ impl Interp<'_> {
                 .count()
         };
         let result = n - (matches * old.len()) as u64 + (matches * new.len()) as u64;
-        let copy = table::replace(n, m, result) - search;
-        self.charge(copy.saturating_add(self.alloc(table::alloc_bytes(result))))?;
+        self.pay_bytes(table::replace(n, m, result) - search, result)?;
         Ok(Value::String(s.replacen(old, new, limit).into()))
     }
 
@@ -185,7 +178,7 @@ impl Interp<'_> {
     fn split(&mut self, s: &str, sep: &str, limit: i64) -> Eval {
         self.charge(table::split(s.len() as u64, sep.len() as u64))?;
         let limit = match usize::try_from(limit) {
-            Ok(0) => return Ok(Value::List(Arc::from(Vec::new()))),
+            Ok(0) => return Ok(Value::list(Vec::new())),
             Ok(n) => n,
             Err(_) => usize::MAX,
         };
@@ -195,10 +188,9 @@ impl Interp<'_> {
             s.splitn(limit, sep).collect()
         };
         let bytes: u64 = parts.iter().map(|p| p.len() as u64).sum();
-        self.charge(self.alloc(
-            table::alloc_list(parts.len() as u64).saturating_add(table::alloc_bytes(bytes)),
-        ))?;
-        Ok(Value::List(parts.into_iter().map(Value::string).collect()))
+        self.pay_list(0, parts.len() as u64)?;
+        self.pay_bytes(0, bytes)?;
+        Ok(Value::list(parts.into_iter().map(Value::string).collect()))
     }
 
     fn substring(&mut self, s: &str, start: i64, end: Option<i64>) -> Eval {
@@ -216,7 +208,7 @@ impl Interp<'_> {
             None => s.len(),
         };
         let part = &s[from..to];
-        self.charge(self.alloc(table::alloc_bytes(part.len() as u64)))?;
+        self.pay_bytes(0, part.len() as u64)?;
         Ok(Value::string(part))
     }
 
@@ -232,7 +224,7 @@ impl Interp<'_> {
         }
         let total = total as u64;
         let copy = table::join(list.len() as u64, total) - table::join(list.len() as u64, 0);
-        self.charge(copy.saturating_add(self.alloc(table::alloc_bytes(total))))?;
+        self.pay_bytes(copy, total)?;
         let mut out = String::with_capacity(total as usize);
         for (i, item) in list.iter().enumerate() {
             if i > 0 {
