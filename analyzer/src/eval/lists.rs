@@ -57,7 +57,9 @@ pub(crate) fn sort_by_keys(interp: &mut Interp<'_>, list: &[Value], keys: &[Valu
     interp.pay_list(table::sort(n, compare), n)?;
     let mut order: Vec<usize> = (0..list.len()).collect();
     order.sort_by(|&a, &b| keys[a].cel_cmp(&keys[b]).unwrap_or(Ordering::Equal));
-    Ok(Value::list(order.into_iter().map(|i| list[i].clone()).collect()))
+    Ok(Value::list(
+        order.into_iter().map(|i| list[i].clone()).collect(),
+    ))
 }
 
 impl Interp<'_> {
