@@ -109,3 +109,44 @@ fn bounds_flags_change_the_estimate() {
     let (code, _) = json(&["--max-attributes", "64", nested]);
     assert_eq!(code, 0, "tiny attributes make the nested exists affordable");
 }
+
+/// The acceptance: the witness of a filter refused by cost is an event on which the
+/// metered evaluation, run without the static check, really stops at the cost limit.
+#[test]
+fn the_witness_of_a_refused_filter_replays_to_the_cost_limit() {
+    let nested = "event.attributes.a.exists(x, event.attributes.b.exists(y, x == y))";
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("w.json");
+    let file = path.to_str().expect("utf-8 path");
+    let (code, v) = json(&["--witness", file, nested]);
+    assert_eq!(code, 1);
+    assert_eq!(v["verdict"], "refused");
+    assert!(
+        v["witness_cost"].as_u64().expect("witness_cost") > 1_000_000,
+        "{v}"
+    );
+    let (code, stdout, _) = ozcheck(&[
+        "eval",
+        "--format",
+        "json",
+        "--no-static-check",
+        "--deadline-ms",
+        "600000",
+        "--event",
+        file,
+        nested,
+    ]);
+    let out: serde_json::Value = serde_json::from_str(&stdout).expect("one JSON object");
+    assert_eq!(code, 1, "{out}");
+    assert_eq!(out["error"]["kind"], "cost-limit", "{out}");
+    // An accepted filter's witness is metered within its estimate.
+    let (code, v) = json(&[
+        "--witness",
+        file,
+        "event.attributes.labels.exists(l, l == 'urgent')",
+    ]);
+    assert_eq!(code, 0);
+    let max = v["cost"]["max"].as_u64().expect("max");
+    let witness = v["witness_cost"].as_u64().expect("witness_cost");
+    assert!(witness <= max && witness * 2 > max, "{v}");
+}

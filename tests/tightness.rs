@@ -180,7 +180,9 @@ fn median(mut xs: Vec<f64>) -> f64 {
 
 fn table(rows: &[Row], limit: u64) -> String {
     let mut out = String::new();
-    out.push_str("| filter | verdict | estimate max | witness cost | ratio |\n|---|---|--:|--:|--:|\n");
+    out.push_str(
+        "| filter | verdict | estimate max | witness cost | ratio |\n|---|---|--:|--:|--:|\n",
+    );
     for r in rows {
         let verdict = match r.verdict {
             Verdict::Accepted => "accepted",
@@ -212,7 +214,9 @@ fn table(rows: &[Row], limit: u64) -> String {
         "\n{} filters ({} accepted, {} refused). Accepted filters: median ratio {:.2}×, worst {:.2}×.\n",
         rows.len(),
         accepted.len(),
-        rows.iter().filter(|r| r.verdict == Verdict::Refused).count(),
+        rows.iter()
+            .filter(|r| r.verdict == Verdict::Refused)
+            .count(),
         median(accepted.clone()),
         worst
     );

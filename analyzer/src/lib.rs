@@ -60,6 +60,7 @@ pub mod conformance;
 pub mod cost;
 mod diagnostic;
 pub mod eval;
+pub mod extensions;
 mod options;
 pub mod regex;
 pub mod syntax;
@@ -81,4 +82,5 @@ pub use api::{
 pub use bounds::EventBounds;
 pub use cost::CostRange;
 pub use diagnostic::{Diagnostic, Severity, SourceDiagnostic};
+pub use extensions::{Extension, Extensions};
 pub use options::Options;

@@ -225,6 +225,12 @@ impl<'r> Gen<'r> {
             P::TypeOfA => Type::Type(None),
             P::Dyn => Type::Dyn,
             P::ListA => Type::list(self.random_type(1)),
+            P::ListOrdA | P::ListInt => Type::list(Type::Int),
+            P::ListListA => Type::list(Type::list(self.random_type(1))),
+            P::ListDyn => Type::list(Type::Dyn),
+            P::ListString => Type::list(Type::String),
+            P::OptA => Type::optional(self.random_type(1)),
+            P::ListOptA => Type::list(Type::optional(self.random_type(1))),
             P::MapKv => Type::map(Type::String, self.random_type(1)),
             P::A | P::K | P::V => self.random_type(1),
         }
@@ -269,7 +275,13 @@ impl<'r> Gen<'r> {
             P::Timestamp => Type::Timestamp,
             P::Duration => Type::Duration,
             P::A | P::Dyn | P::TypeOfA => b.a.clone().unwrap_or(Type::Dyn),
-            P::ListA => Type::list(b.a.clone().unwrap_or(Type::Dyn)),
+            P::ListA | P::ListOrdA => Type::list(b.a.clone().unwrap_or(Type::Dyn)),
+            P::ListListA => Type::list(Type::list(b.a.clone().unwrap_or(Type::Dyn))),
+            P::ListDyn => Type::list(Type::Dyn),
+            P::ListString => Type::list(Type::String),
+            P::ListInt => Type::list(Type::Int),
+            P::OptA => Type::optional(b.a.clone().unwrap_or(Type::Dyn)),
+            P::ListOptA => Type::list(Type::optional(b.a.clone().unwrap_or(Type::Dyn))),
             P::MapKv => Type::map(
                 b.k.clone().unwrap_or(Type::String),
                 b.v.clone().unwrap_or(Type::Dyn),
@@ -389,7 +401,9 @@ impl<'r> Gen<'r> {
                 _ => format!("{{{}: {}}}", self.leaf(k), self.leaf(v)),
             },
             Type::Object(_) => "event".to_owned(),
-            Type::Dyn | Type::Param(_) | Type::Error => self.dyn_leaf(),
+            // The standard library makes no optionals (the catalogue leaves the extension
+            // libraries out), so none is asked for; `dyn` keeps the case well-typed if one is.
+            Type::Optional(_) | Type::Dyn | Type::Param(_) | Type::Error => self.dyn_leaf(),
         }
     }
 
@@ -705,6 +719,38 @@ fn result_binding(result: P, ty: &Type) -> Option<Binding> {
                 ..Binding::default()
             }),
             Type::Dyn => Some(Binding::default()),
+            _ => None,
+        },
+        P::ListOrdA => result_binding(P::ListA, ty),
+        P::ListListA => match ty {
+            Type::List(e) => match &**e {
+                Type::List(inner) => Some(Binding {
+                    a: Some((**inner).clone()),
+                    ..Binding::default()
+                }),
+                _ => None,
+            },
+            Type::Dyn => Some(Binding::default()),
+            _ => None,
+        },
+        P::ListDyn => matches!(ty, Type::List(_) | Type::Dyn).then(Binding::default),
+        P::ListString => exact(Type::list(Type::String)),
+        P::ListInt => exact(Type::list(Type::Int)),
+        P::OptA => match ty {
+            Type::Optional(e) => Some(Binding {
+                a: Some((**e).clone()),
+                ..Binding::default()
+            }),
+            _ => None,
+        },
+        P::ListOptA => match ty {
+            Type::List(e) => match &**e {
+                Type::Optional(inner) => Some(Binding {
+                    a: Some((**inner).clone()),
+                    ..Binding::default()
+                }),
+                _ => None,
+            },
             _ => None,
         },
         P::MapKv => match ty {
