@@ -70,9 +70,8 @@ pub fn check_expression(source: &str, env: &Env, options: &Options) -> Report {
 /// searching as hard as [`Effort::for_limit`] says). The witness is `None` when the expression
 /// does not compile or its environment is not an event filter's.
 pub fn check_with_witness(source: &str, env: &Env, options: &Options) -> (Report, Option<Witness>) {
-    let checked = match compile(source, env, options) {
-        Ok(checked) => checked,
-        Err(_) => return (check_expression(source, env, options), None),
+    let Ok(checked) = compile(source, env, options) else {
+        return (check_expression(source, env, options), None);
     };
     let estimate = cost::estimate(&checked, env, options);
     let effort = Effort::for_limit(options.limit, estimate.cost.max);

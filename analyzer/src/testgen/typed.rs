@@ -159,14 +159,12 @@ impl<'r> Gen<'r> {
 
     /// Turns an expression of type `ty` into a bool.
     fn as_bool(&mut self, expr: String, ty: &Type, depth: u32) -> String {
-        match ty {
-            Type::Bool => expr,
-            _ => {
-                let other = self.expr(ty, depth.saturating_sub(1));
-                let op = self.rng.pick(&["==", "!="]);
-                format!("({expr}) {op} ({other})")
-            }
+        if *ty == Type::Bool {
+            return expr;
         }
+        let other = self.expr(ty, depth.saturating_sub(1));
+        let op = self.rng.pick(&["==", "!="]);
+        format!("({expr}) {op} ({other})")
     }
 
     /// An expression of type `ty` (or of `dyn`, which the checker accepts anywhere).
@@ -541,6 +539,8 @@ impl<'r> Gen<'r> {
     }
 
     /// A filter built around one of the shapes.
+    // The generated CEL's own variable names (`x`, `k`, `v`…) are mirrored by the bindings.
+    #[allow(clippy::many_single_char_names)]
     fn shape(&mut self, shape: Shape, depth: u32) -> String {
         let key = self.rng.pick(KEYS);
         let d = depth.saturating_sub(1);

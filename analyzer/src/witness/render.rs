@@ -346,23 +346,12 @@ impl<'t> Renderer<'t> {
             return;
         }
         let Some(element) = &slot.element else {
-            self.fill_scalars(budget, out);
+            fill_scalars(budget, out);
             out.push(']');
             return;
         };
         self.repeat(element, spread, budget, &mut first, out);
         out.push(']');
-    }
-
-    /// Elements `0` filling a list that nothing iterates (only its length matters).
-    fn fill_scalars(&self, budget: u64, out: &mut String) {
-        let n = (budget + 1) / 2;
-        for i in 0..n {
-            if i > 0 {
-                out.push(',');
-            }
-            out.push('0');
-        }
     }
 
     /// Renders copies of `element` spread over `budget` bytes (commas included): `n` copies of
@@ -558,4 +547,15 @@ fn short_key(mut n: u64) -> String {
         n /= base;
     }
     String::from_utf8(key).unwrap_or_default()
+}
+
+/// Elements `0` filling a list that nothing iterates (only its length matters).
+fn fill_scalars(budget: u64, out: &mut String) {
+    let n = budget.div_ceil(2);
+    for i in 0..n {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push('0');
+    }
 }
