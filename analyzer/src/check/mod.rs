@@ -2,7 +2,9 @@
 //! reports unknown names, fields and functions with "did you mean" help.
 //!
 //! Diagnostic codes: `unknown-variable`, `unknown-field`, `unknown-function`,
-//! `no-matching-overload`, `not-iterable`, `unknown-type`.
+//! `no-matching-overload`, `not-iterable`, `unknown-type`, `invalid-regex` (a literal pattern
+//! `matches` would refuse), `wrong-result-type` (a filter that is not a `bool`, a `sender` that
+//! is not a `string`).
 //!
 //! The walk recurses once per AST level; the parser bounds the depth
 //! ([`crate::syntax::ParseOptions::max_depth`]), so the stack use is bounded too.
@@ -14,7 +16,7 @@ pub mod suggest;
 
 use std::sync::Arc;
 
-pub use env::{Env, EnvKind, SizeHint, StepDecl, StepKind, VarDecl, event_type};
+pub use env::{Env, EnvKind, Expected, SizeHint, StepDecl, StepKind, VarDecl, event_type};
 
 use crate::Diagnostic;
 use crate::syntax::{Ast, BinaryOp, ExprKind, Literal, MacroKind, NodeId, Span, UnaryOp};
@@ -66,7 +68,12 @@ pub fn check(ast: Ast, env: &Env) -> Result<Checked, Vec<Diagnostic>> {
         diagnostics: Vec::new(),
         has_dotted_vars: env.vars().iter().any(|v| v.name.contains('.')),
     };
-    checker.visit(ast.root());
+    let result = checker.visit(ast.root());
+    if checker.diagnostics.is_empty() {
+        if let Some(wrong) = messages::wrong_result(&result, env, ast.span(ast.root())) {
+            checker.diagnostics.push(wrong);
+        }
+    }
     let Checker {
         types,
         refs,
@@ -184,6 +191,14 @@ impl Checker<'_> {
                 }
                 let t = self.visit(*then);
                 let f = self.visit(*otherwise);
+                if !compatible(&t, &f) {
+                    self.diagnostics.push(messages::branches_disagree(
+                        &t,
+                        &f,
+                        ast.span(*otherwise),
+                    ));
+                    return Type::Error;
+                }
                 join(&t, &f)
             }
             ExprKind::Index { operand, index } => {
