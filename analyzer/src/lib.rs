@@ -73,8 +73,8 @@ pub mod types;
 pub mod wait_args;
 
 pub use api::{
-    CostRange, Options, Report, Verdict, check_expression, check_filter, compile,
-    explain_expression,
+    CostRange, CostSummary, Options, Report, Verdict, check_expression, check_filter, compile,
+    cost_summary, explain_expression,
 };
 pub use bounds::EventBounds;
 pub use diagnostic::{Diagnostic, Severity, SourceDiagnostic};
