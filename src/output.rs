@@ -34,18 +34,18 @@ fn failed(error: &io::Error) -> ! {
 /// `print!` that ends the process quietly when standard output is a closed pipe.
 #[macro_export]
 macro_rules! out {
-    ($($arg:tt)*) => {
-        $crate::output::write(format_args!($($arg)*))
-    };
+    ($($arg:tt)*) => {{
+        $crate::output::write(format_args!($($arg)*));
+    }};
 }
 
 /// `println!` that ends the process quietly when standard output is a closed pipe.
 #[macro_export]
 macro_rules! outln {
-    () => {
-        $crate::output::write(format_args!("\n"))
-    };
-    ($($arg:tt)*) => {
-        $crate::output::write(format_args!("{}\n", format_args!($($arg)*)))
-    };
+    () => {{
+        $crate::output::write(format_args!("\n"));
+    }};
+    ($($arg:tt)*) => {{
+        $crate::output::write(format_args!("{}\n", format_args!($($arg)*)));
+    }};
 }

@@ -111,7 +111,7 @@ pub fn run(args: &EvalArgs) -> ExitCode {
                     crate::outln!("value: {}", done.value);
                     match estimate {
                         Some(e) => {
-                            crate::outln!("cost: {} (estimate {}..{})", done.cost, e.min, e.max)
+                            crate::outln!("cost: {} (estimate {}..{})", done.cost, e.min, e.max);
                         }
                         None => crate::outln!("cost: {}", done.cost),
                     }
