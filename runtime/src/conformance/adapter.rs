@@ -360,19 +360,13 @@ async fn wait_for_event(s: &Session, args: &Value) -> OpResult {
 
 async fn poll(s: &Session, args: &Value) -> OpResult {
     let name = str_arg(args, "wait")?;
-    let wait = s
-        .store
-        .wait(name)
-        .await?
-        .ok_or_else(|| OpError::new("not_found", format!("no wait `{name}`")))?;
+    let job = args.get("job").and_then(Value::as_str);
+    let wait = s.runtime.find_wait(job, name).await?;
     wait_json(s, &wait).await
 }
 
 async fn wait_json(s: &Session, wait: &Wait) -> OpResult {
-    let event = match &wait.event {
-        Some((source, id)) => s.store.event(source, id).await?.map(|e| e.event),
-        None => None,
-    };
+    let event = s.runtime.wait_event(wait).await?;
     let now = s.clock.now_ts();
     let output = render::step_output(wait, event.as_ref());
     let answer = render::wait_answer(wait, event.as_ref());
@@ -456,23 +450,13 @@ async fn deliver(s: &Session, args: &Value) -> OpResult {
 async fn fires(s: &Session) -> OpResult {
     let mut out = Vec::new();
     for fire in s.store.fires().await? {
-        let prefix = match fire.kind.as_str() {
-            "routine" => format!("rt.{}.{}.", fire.name, fire.trigger),
-            _ => format!("event-{}-", fire.name),
-        };
-        let source = trigger_source(&s.config, &fire.kind, &fire.name, &fire.trigger);
-        let event = match (fire.job.strip_prefix(&prefix), source) {
-            (Some(id), Some(source)) => s.store.event(&source, id).await?,
-            _ => None,
-        };
+        let event = s.runtime.fire_event(&fire).await?;
         let trigger_data = match (&event, fire.kind.as_str()) {
-            (Some(e), "routine") => Value::String(render::trigger_data(&fire.trigger, &e.event)),
+            (Some(e), "routine") => Value::String(render::trigger_data(&fire.trigger, e)),
             _ => Value::Null,
         };
         let input = match (&event, fire.kind.as_str()) {
-            (Some(e), "flow") => {
-                json!({"input": e.event.to_json(), "trigger": {"event": e.event.to_json()}})
-            }
+            (Some(e), "flow") => json!({"input": e.to_json(), "trigger": {"event": e.to_json()}}),
             _ => Value::Null,
         };
         out.push(json!({
@@ -483,17 +467,6 @@ async fn fires(s: &Session) -> OpResult {
         }));
     }
     Ok(json!({"fires": out}))
-}
-
-fn trigger_source(config: &Config, kind: &str, name: &str, trigger: &str) -> Option<String> {
-    if kind == "routine" {
-        let routine = config.routines.iter().find(|r| r.name == name)?;
-        let t = routine.triggers.iter().find(|t| t.name == trigger)?;
-        Some(t.event.source.clone())
-    } else {
-        let flow = config.flows.iter().find(|f| f.name == name)?;
-        Some(flow.trigger.event.source.clone())
-    }
 }
 
 async fn outputs(s: &Session, args: &Value) -> OpResult {
