@@ -4,11 +4,20 @@
 
 use std::sync::Arc;
 
+use super::bulk;
 use super::interp::{Eval, Fault, Interp, error, no_overload};
-use super::regex::{CelRegex, SCAN_CHUNK};
 use super::time::{Duration, Timestamp};
-use super::value::{Value, brief};
+use super::value::{Value, brief_quoted};
 use crate::cost::table;
+use crate::regex::CelRegex;
+
+/// Bytes of a haystack `contains` scans between two reads of the deadline.
+const SCAN_CHUNK: usize = bulk::CHUNK;
+
+/// The longest string a conversion parses (`int(s)`, `double(s)`, `timestamp(s)`…): four times
+/// the largest event text. A longer one can only have been built by the expression, and no
+/// number, timestamp or duration needs more than a few dozen bytes.
+pub(crate) const PARSE_MAX: usize = 64 * 1024;
 use crate::syntax::{BinaryOp, NodeId};
 
 /// Arithmetic on numbers, timestamps and durations (`+` on sequences is handled by the caller).
@@ -72,7 +81,8 @@ pub(crate) fn arithmetic(op: BinaryOp, a: &Value, b: &Value) -> Eval {
 
 impl Interp<'_> {
     /// Evaluates a call: the receiver and arguments first (strictly, left to right), then the
-    /// function.
+    /// function. A namespaced function (`optional.of(x)`) has no receiver; `or` and `orValue`
+    /// on an optional evaluate their argument only when it is needed.
     pub(crate) fn call(
         &mut self,
         id: NodeId,
@@ -80,13 +90,22 @@ impl Interp<'_> {
         function: &str,
         args: &[NodeId],
     ) -> Eval {
+        let program = self.program;
+        let (target, function) = match &program.namespaced[id as usize] {
+            Some(qualified) => (None, &**qualified),
+            None => (target, function),
+        };
         let receiver = match target {
             Some(t) => Some(self.eval(t)?),
             None => None,
         };
-        // Every standard function takes at most two arguments besides its receiver; a fixed
-        // buffer keeps calls free of heap allocation.
-        let mut buffer = [Value::Null, Value::Null];
+        if let (Some(Value::Optional(inner)), "or" | "orValue", [arg]) = (&receiver, function, args)
+        {
+            return self.optional_or(function, inner.clone(), *arg);
+        }
+        // Every function takes at most three arguments besides its receiver; a fixed buffer
+        // keeps calls free of heap allocation.
+        let mut buffer = [Value::Null, Value::Null, Value::Null];
         if args.len() > buffer.len() {
             return Err(error(format!(
                 "no matching overload for '{function}' with {} arguments",
@@ -96,49 +115,97 @@ impl Interp<'_> {
         for (slot, &arg) in buffer.iter_mut().zip(args) {
             *slot = self.eval(arg)?;
         }
-        match (receiver, &buffer[..args.len()]) {
-            (Some(recv), rest) => self.member(id, function, &recv, rest),
-            (None, [x]) => self.global(function, x),
-            (None, [s, pattern]) if function == "matches" => self.matches(id, s, pattern),
-            (None, rest) => Err(no_overload(function, &rest.iter().collect::<Vec<_>>())),
+        let args = &buffer[..args.len()];
+        match receiver {
+            Some(recv) => self.member(id, function, &recv, args),
+            None => self.global_call(id, function, args),
         }
     }
 
-    /// Receiver-style calls: `s.contains(t)`, `t.getHours()`, `l.size()`.
+    /// Global calls: the standard one-argument functions, global `matches`, and the global
+    /// functions of the extensions.
+    fn global_call(&mut self, id: NodeId, function: &str, args: &[Value]) -> Eval {
+        if let Some(result) = self
+            .optional_global(function, args)
+            .or_else(|| self.list_global(function, args))
+        {
+            return result;
+        }
+        match args {
+            [Value::String(s)] if function == "strings.quote" => self.quote(s),
+            [x] => self.global(function, x),
+            [s, pattern] if function == "matches" => self.matches(id, s, pattern),
+            rest => Err(no_overload(function, &rest.iter().collect::<Vec<_>>())),
+        }
+    }
+
+    /// Receiver-style calls: `s.contains(t)`, `t.getHours()`, `l.size()`, and the member
+    /// functions of the extensions.
     fn member(&mut self, id: NodeId, function: &str, recv: &Value, args: &[Value]) -> Eval {
-        match (function, recv, args) {
-            ("contains", Value::String(s), [Value::String(t)]) => {
-                self.charge(table::contains(s.len() as u64, t.len() as u64).max(table::CALL))?;
-                self.scan_contains(s, t).map(Value::Bool)
-            }
-            ("startsWith", Value::String(s), [Value::String(p)]) => {
-                self.charge(table::starts_ends_with(p.len() as u64).max(table::CALL))?;
-                Ok(Value::Bool(s.starts_with(&**p)))
-            }
-            ("endsWith", Value::String(s), [Value::String(p)]) => {
-                self.charge(table::starts_ends_with(p.len() as u64).max(table::CALL))?;
-                Ok(Value::Bool(s.ends_with(&**p)))
-            }
+        if let Some(result) = self.standard_member(id, function, recv, args) {
+            return result;
+        }
+        let extension = match recv {
+            Value::String(s) => match (function, args) {
+                ("format", [Value::List(items)]) => Some(self.format(s, items)),
+                _ => self.string_member(function, s, args),
+            },
+            Value::List(items) => self.list_member(function, items, args),
+            Value::Optional(inner) => self.optional_member(function, inner.as_ref(), args),
+            _ => None,
+        };
+        extension.unwrap_or_else(|| {
+            let mut operands = vec![recv];
+            operands.extend(args);
+            Err(no_overload(function, &operands))
+        })
+    }
+
+    /// `s.startsWith(p)` (`prefix`) or `s.endsWith(p)`, comparing in chunks.
+    fn affix(&mut self, s: &str, p: &str, prefix: bool) -> Eval {
+        self.charge(table::starts_ends_with(p.len() as u64).max(table::CALL))?;
+        let Some(at) = s.len().checked_sub(p.len()) else {
+            return Ok(Value::Bool(false));
+        };
+        let part = if prefix {
+            &s.as_bytes()[..p.len()]
+        } else {
+            &s.as_bytes()[at..]
+        };
+        Ok(Value::Bool(bulk::same_bytes(
+            part,
+            p.as_bytes(),
+            &mut self.meter,
+        )?))
+    }
+
+    /// The standard library's member functions.
+    fn standard_member(
+        &mut self,
+        id: NodeId,
+        function: &str,
+        recv: &Value,
+        args: &[Value],
+    ) -> Option<Eval> {
+        Some(match (function, recv, args) {
+            ("contains", Value::String(s), [Value::String(t)]) => self
+                .charge(table::contains(s.len() as u64, t.len() as u64).max(table::CALL))
+                .and_then(|()| self.scan_contains(s, t).map(Value::Bool)),
+            ("startsWith", Value::String(s), [Value::String(p)]) => self.affix(s, p, true),
+            ("endsWith", Value::String(s), [Value::String(p)]) => self.affix(s, p, false),
             ("matches", _, [pattern]) => self.matches(id, recv, pattern),
             ("size", _, []) => self.global("size", recv),
-            (accessor, Value::Timestamp(t), []) => {
-                self.charge(table::CALL)?;
-                timestamp_accessor(accessor, *t, None)
-            }
-            (accessor, Value::Timestamp(t), [Value::String(zone)]) => {
-                self.charge(table::CALL)?;
-                timestamp_accessor(accessor, *t, Some(zone))
-            }
-            (accessor, Value::Duration(d), []) => {
-                self.charge(table::CALL)?;
-                duration_accessor(accessor, *d)
-            }
-            _ => {
-                let mut operands = vec![recv];
-                operands.extend(args);
-                Err(no_overload(function, &operands))
-            }
-        }
+            (accessor, Value::Timestamp(t), []) if is_accessor(accessor) => self
+                .charge(table::CALL)
+                .and_then(|()| timestamp_accessor(accessor, *t, None)),
+            (accessor, Value::Timestamp(t), [Value::String(zone)]) if is_accessor(accessor) => self
+                .charge(table::CALL)
+                .and_then(|()| timestamp_accessor(accessor, *t, Some(zone))),
+            (accessor, Value::Duration(d), []) if is_accessor(accessor) => self
+                .charge(table::CALL)
+                .and_then(|()| duration_accessor(accessor, *d)),
+            _ => return None,
+        })
     }
 
     /// One-argument global functions: `size`, conversions, `type`, `dyn`.
@@ -149,26 +216,35 @@ impl Interp<'_> {
                 return match x {
                     Value::Bytes(_) => self.charge(table::CALL).map(|()| x.clone()),
                     Value::String(s) => {
-                        let n = s.len() as u64;
-                        self.charge(
-                            table::convert_sized(n)
-                                .max(table::CALL)
-                                .saturating_add(self.alloc(table::alloc_bytes(n))),
-                        )?;
-                        Ok(Value::Bytes(Arc::from(s.as_bytes())))
+                        self.charge_conversion(s.len() as u64)?;
+                        Ok(Value::Bytes(bulk::join_bytes(
+                            s.as_bytes(),
+                            &[],
+                            &mut self.meter,
+                        )?))
                     }
                     _ => Err(no_overload(function, &[x])),
                 };
             }
             _ => {}
         }
-        self.charge(table::CALL)?;
-        // Counting code points and parsing numbers read the whole string.
-        if let Value::String(s) = x {
-            self.meter.note_work(table::traversal(s.len() as u64))?;
+        // Counting code points and parsing read the whole string.
+        match x {
+            Value::String(s) if table::reads_string(function) => {
+                self.charge(table::read_sized(s.len() as u64).max(table::CALL))?;
+                if function == "size" {
+                    return Ok(Value::Int(bulk::char_count(s, &mut self.meter)? as i64));
+                }
+                if s.len() > PARSE_MAX {
+                    return Err(error(format!(
+                        "cannot convert a string of {} bytes to {function}: at most {PARSE_MAX} are parsed",
+                        s.len()
+                    )));
+                }
+            }
+            _ => self.charge(table::CALL)?,
         }
         match (function, x) {
-            ("size", Value::String(s)) => Ok(Value::Int(s.chars().count() as i64)),
             ("size", Value::Bytes(b)) => Ok(Value::Int(b.len() as i64)),
             ("size", Value::List(l)) => Ok(Value::Int(l.len() as i64)),
             ("size", Value::Map(m)) => Ok(Value::Int(m.len() as i64)),
@@ -183,10 +259,7 @@ impl Interp<'_> {
             ("bool", Value::String(s)) => match &**s {
                 "1" | "t" | "T" | "true" | "TRUE" | "True" => Ok(Value::Bool(true)),
                 "0" | "f" | "F" | "false" | "FALSE" | "False" => Ok(Value::Bool(false)),
-                _ => Err(error(format!(
-                    "cannot convert {} to bool",
-                    brief(&format!("{s:?}"))
-                ))),
+                _ => Err(error(format!("cannot convert {} to bool", brief_quoted(s)))),
             },
             ("timestamp", Value::String(s)) => Timestamp::parse(s)
                 .map(Value::Timestamp)
@@ -209,15 +282,10 @@ impl Interp<'_> {
                 return Ok(x.clone());
             }
             Value::Bytes(b) => {
-                let n = b.len() as u64;
-                self.charge(
-                    table::convert_sized(n)
-                        .max(table::CALL)
-                        .saturating_add(self.alloc(table::alloc_bytes(n))),
-                )?;
-                return std::str::from_utf8(b)
-                    .map(|s| Value::String(Arc::from(s)))
-                    .map_err(|_| error("invalid UTF-8 in bytes to string conversion"));
+                self.charge_conversion(b.len() as u64)?;
+                return bulk::utf8(b, &mut self.meter)?
+                    .map(Value::String)
+                    .ok_or_else(|| error("invalid UTF-8 in bytes to string conversion"));
             }
             Value::Int(i) => i.to_string().into(),
             Value::Uint(u) => u.to_string().into(),
@@ -231,28 +299,41 @@ impl Interp<'_> {
         // These results are at most a few dozen bytes, so charging right after formatting cannot
         // overshoot the limit by more than that.
         self.charge(table::CALL.saturating_add(self.alloc(table::alloc_bytes(text.len() as u64))))?;
+        self.build(text.len() as u64)?;
         Ok(Value::String(text))
     }
 
     /// `s.matches(re)`: a constant pattern was compiled with the program; any other is compiled
-    /// here under the same limits. The cost covers both compilation and the scan.
+    /// here, charged the price of the largest compilation the limits allow. The search is charged
+    /// by the compiled size, and reads the deadline between chunks of `s`.
     fn matches(&mut self, id: NodeId, s: &Value, pattern: &Value) -> Eval {
         let (Value::String(s), Value::String(p)) = (s, pattern) else {
             return Err(no_overload("matches", &[s, pattern]));
         };
-        self.charge(table::matches(s.len() as u64, p.len() as u64).max(table::CALL))?;
         let program = self.program;
         let compiled;
         let re = if let Some(re) = &program.regexes[id as usize] {
             re.as_ref()
         } else {
-            compiled =
-                CelRegex::new(p).map_err(|e| error(format!("invalid regular expression: {e}")))?;
+            self.charge(table::REGEX_COMPILE)?;
+            compiled = CelRegex::new(p).map_err(|e| error(e.message()))?;
             &compiled
         };
-        re.is_match(s, &mut self.meter)
+        self.charge(table::matches(s.len() as u64, re.size()).max(table::CALL))?;
+        let meter = &mut self.meter;
+        re.is_match(s, || meter.check_deadline())
             .map(Value::Bool)
             .map_err(Fault::Stop)
+    }
+
+    /// `string(b)` and `bytes(s)`: one traversal, and the copy's bytes.
+    fn charge_conversion(&mut self, n: u64) -> Result<(), Fault> {
+        self.charge(
+            table::convert_sized(n)
+                .max(table::CALL)
+                .saturating_add(self.alloc(table::alloc_bytes(n))),
+        )?;
+        self.build(n)
     }
 
     /// `s.contains(t)`, reading the deadline between windows of a long haystack.
@@ -289,12 +370,10 @@ fn to_int(x: &Value) -> Eval {
             Ok(Value::Int(d.trunc() as i64))
         }
         Value::Double(_) => Err(range()),
-        Value::String(s) => s.parse::<i64>().map(Value::Int).map_err(|_| {
-            error(format!(
-                "cannot convert {} to int",
-                brief(&format!("{s:?}"))
-            ))
-        }),
+        Value::String(s) => s
+            .parse::<i64>()
+            .map(Value::Int)
+            .map_err(|_| error(format!("cannot convert {} to int", brief_quoted(s)))),
         Value::Timestamp(t) => Ok(Value::Int(t.seconds())),
         _ => Err(no_overload("int", &[x])),
     }
@@ -309,12 +388,10 @@ fn to_uint(x: &Value) -> Eval {
             Ok(Value::Uint(d.trunc() as u64))
         }
         Value::Double(_) => Err(range()),
-        Value::String(s) => s.parse::<u64>().map(Value::Uint).map_err(|_| {
-            error(format!(
-                "cannot convert {} to uint",
-                brief(&format!("{s:?}"))
-            ))
-        }),
+        Value::String(s) => s
+            .parse::<u64>()
+            .map(Value::Uint)
+            .map_err(|_| error(format!("cannot convert {} to uint", brief_quoted(s)))),
         _ => Err(no_overload("uint", &[x])),
     }
 }
@@ -324,12 +401,9 @@ fn to_double(x: &Value) -> Eval {
         Value::Double(_) => Ok(x.clone()),
         Value::Int(i) => Ok(Value::Double(*i as f64)),
         Value::Uint(u) => Ok(Value::Double(*u as f64)),
-        Value::String(s) => parse_double(s).map(Value::Double).ok_or_else(|| {
-            error(format!(
-                "cannot convert {} to double",
-                brief(&format!("{s:?}"))
-            ))
-        }),
+        Value::String(s) => parse_double(s)
+            .map(Value::Double)
+            .ok_or_else(|| error(format!("cannot convert {} to double", brief_quoted(s)))),
         _ => Err(no_overload("double", &[x])),
     }
 }
@@ -373,6 +447,23 @@ pub(crate) fn format_double(d: f64) -> String {
     }
 }
 
+/// The timestamp and duration accessors.
+fn is_accessor(name: &str) -> bool {
+    matches!(
+        name,
+        "getFullYear"
+            | "getMonth"
+            | "getDate"
+            | "getDayOfMonth"
+            | "getDayOfWeek"
+            | "getDayOfYear"
+            | "getHours"
+            | "getMinutes"
+            | "getSeconds"
+            | "getMilliseconds"
+    )
+}
+
 fn timestamp_accessor(name: &str, t: Timestamp, zone: Option<&str>) -> Eval {
     let fields = t.fields(zone).map_err(|e| error(e.to_string()))?;
     let v = match name {
@@ -391,13 +482,17 @@ fn timestamp_accessor(name: &str, t: Timestamp, zone: Option<&str>) -> Eval {
     Ok(Value::Int(v))
 }
 
+/// The duration accessors, as the CEL spec defines them: `getHours`, `getMinutes` and
+/// `getSeconds` convert the whole duration (truncating toward zero), while `getMilliseconds`
+/// is the milliseconds *portion* (`duration('1.234s').getMilliseconds() == 234`), signed like
+/// the duration.
 fn duration_accessor(name: &str, d: Duration) -> Eval {
     let nanos = d.nanos();
     let v = match name {
         "getHours" => nanos / 3_600_000_000_000,
         "getMinutes" => nanos / 60_000_000_000,
         "getSeconds" => nanos / 1_000_000_000,
-        "getMilliseconds" => nanos / 1_000_000,
+        "getMilliseconds" => nanos % 1_000_000_000 / 1_000_000,
         _ => return Err(no_overload(name, &[&Value::Duration(d)])),
     };
     Ok(Value::Int(v))

@@ -11,13 +11,18 @@
 //! deadline) is not, and ends the evaluation.
 
 pub mod base64;
+mod bulk;
 mod event;
+mod format;
 mod functions;
 mod interp;
 mod json;
+mod lists;
+mod loops;
 mod map;
 pub mod meter;
-mod regex;
+mod optional;
+mod strings;
 pub mod time;
 mod value;
 
@@ -26,12 +31,12 @@ use std::sync::Arc;
 pub use event::{Event, EventError, HEADER_FIELDS};
 pub use map::{Key, MapError, MapValue};
 pub use meter::{Clock, Limits, ManualClock, Meter, Stop, SystemClock};
-pub use value::{TypeValue, Value};
+pub use value::{ListValue, TypeValue, Value};
 
 use crate::Diagnostic;
 use crate::check::Checked;
+use crate::regex::CelRegex;
 use crate::syntax::{Ast, ExprKind, Literal, NodeId};
-use regex::CelRegex;
 
 /// Deepest expression tree a program accepts; evaluation recurses once per level.
 pub const MAX_DEPTH: u32 = 512;
@@ -106,7 +111,9 @@ impl EvalError {
     /// The cost charged before the evaluation ended.
     pub fn cost(&self) -> u64 {
         match self {
-            EvalError::Stopped(Stop::CostLimit { cost } | Stop::Deadline { cost })
+            EvalError::Stopped(
+                Stop::CostLimit { cost } | Stop::Deadline { cost } | Stop::Memory { cost, .. },
+            )
             | EvalError::Runtime { cost, .. } => *cost,
         }
     }
@@ -122,6 +129,9 @@ pub struct Program {
     regexes: Vec<Option<Arc<CelRegex>>>,
     /// For a select chain `a.b.c` rooted in an identifier: the dotted name and the root ident.
     qualified: Vec<Option<(Box<str>, NodeId)>>,
+    /// For a namespaced call (`optional.of(x)`, parsed as `of` on `optional`): its qualified
+    /// name.
+    namespaced: Vec<Option<Box<str>>>,
 }
 
 impl Program {
@@ -131,6 +141,7 @@ impl Program {
         let mut consts = vec![None; n];
         let mut regexes = vec![None; n];
         let mut qualified: Vec<Option<(Box<str>, NodeId)>> = vec![None; n];
+        let mut namespaced: Vec<Option<Box<str>>> = vec![None; n];
         let mut depth = vec![0u32; n];
         let mut diagnostics = Vec::new();
         for (i, node) in ast.nodes().iter().enumerate() {
@@ -163,6 +174,12 @@ impl Program {
                     };
                 }
                 ExprKind::Call {
+                    function, target, ..
+                } if crate::check::namespaced(&ast, *target, function).is_some() => {
+                    namespaced[i] =
+                        crate::check::namespaced(&ast, *target, function).map(Into::into);
+                }
+                ExprKind::Call {
                     function,
                     args,
                     target,
@@ -175,15 +192,7 @@ impl Program {
                     if let ExprKind::Literal(Literal::String(text)) = ast.kind(pattern) {
                         match CelRegex::new(text) {
                             Ok(re) => regexes[i] = Some(Arc::new(re)),
-                            Err(reason) => diagnostics.push(
-                                Diagnostic::error(
-                                    "invalid-regex",
-                                    ast.span(pattern),
-                                    format!("invalid regular expression: {reason}"),
-                                )
-                                .with_label("this pattern")
-                                .with_help("matches() takes RE2 syntax"),
-                            ),
+                            Err(refused) => diagnostics.push(refused.diagnostic(ast.span(pattern))),
                         }
                     }
                 }
@@ -205,6 +214,7 @@ impl Program {
             consts,
             regexes,
             qualified,
+            namespaced,
         })
     }
 

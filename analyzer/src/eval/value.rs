@@ -3,6 +3,12 @@
 //!
 //! Events are bound once and shared by every evaluation, so a `Value` never owns a deep copy of
 //! anything it did not build itself.
+//!
+//! Every value knows its *deep size* in O(1): one per scalar, one per byte of a string or bytes
+//! value, and for a list or map the sum over its elements (entries) plus one each, computed once
+//! when it is built. Shared structure counts every time it is reachable, because a comparison
+//! walks it every time: `[l, l]` is twice as deep as `l`. The meter prices deep equality and
+//! `in` by it before the walk.
 
 use std::cmp::Ordering;
 use std::fmt;
@@ -29,7 +35,7 @@ pub enum Value {
     /// `bytes`.
     Bytes(Arc<[u8]>),
     /// `list(dyn)`.
-    List(Arc<[Value]>),
+    List(Arc<ListValue>),
     /// `map(dyn, dyn)`.
     Map(Arc<MapValue>),
     /// `google.protobuf.Timestamp`.
@@ -38,6 +44,55 @@ pub enum Value {
     Duration(Duration),
     /// A type value, such as the result of `type(x)` or the identifier `int`.
     Type(TypeValue),
+    /// `optional_type`: a value, or none (the `optional` extension).
+    Optional(Option<Arc<Value>>),
+}
+
+/// The elements of a list value, with their deep size.
+#[derive(Clone, Debug, Default)]
+pub struct ListValue {
+    items: Vec<Value>,
+    deep: u64,
+}
+
+impl ListValue {
+    /// A list of `items`.
+    pub fn new(items: Vec<Value>) -> Self {
+        let deep = items.iter().fold(0u64, |deep, item| {
+            deep.saturating_add(item.deep_size()).saturating_add(1)
+        });
+        Self { items, deep }
+    }
+
+    /// A list of `items` whose deep size the caller already knows (the sum of two lists', or
+    /// counted while the items were made), so building it is not a second pass.
+    pub(crate) fn with_deep(items: Vec<Value>, deep: u64) -> Self {
+        Self { items, deep }
+    }
+
+    /// The elements.
+    pub fn items(&self) -> &[Value] {
+        &self.items
+    }
+
+    /// The deep size of the elements together (see [`Value::deep_size`]).
+    pub(crate) fn deep(&self) -> u64 {
+        self.deep
+    }
+}
+
+impl std::ops::Deref for ListValue {
+    type Target = [Value];
+
+    fn deref(&self) -> &[Value] {
+        &self.items
+    }
+}
+
+impl FromIterator<Value> for ListValue {
+    fn from_iter<I: IntoIterator<Item = Value>>(iter: I) -> Self {
+        Self::new(iter.into_iter().collect())
+    }
 }
 
 /// The type values CEL can name.
@@ -67,6 +122,8 @@ pub enum TypeValue {
     Timestamp,
     /// `google.protobuf.Duration`.
     Duration,
+    /// `optional_type`.
+    Optional,
 }
 
 impl TypeValue {
@@ -85,6 +142,7 @@ impl TypeValue {
             TypeValue::Type => "type",
             TypeValue::Timestamp => "google.protobuf.Timestamp",
             TypeValue::Duration => "google.protobuf.Duration",
+            TypeValue::Optional => "optional_type",
         }
     }
 
@@ -103,29 +161,72 @@ impl TypeValue {
             "type" => TypeValue::Type,
             "google.protobuf.Timestamp" => TypeValue::Timestamp,
             "google.protobuf.Duration" => TypeValue::Duration,
+            "optional_type" => TypeValue::Optional,
             _ => return None,
         })
     }
 }
 
+/// Bytes of a value an error message quotes.
+const BRIEF: usize = 64;
+
 /// `text` cut to at most 64 bytes (at a character boundary) with an ellipsis, so that an error
 /// about a 16 KiB string does not carry the whole string.
 pub(crate) fn brief(text: &str) -> String {
-    const MAX: usize = 64;
-    if text.len() <= MAX {
-        return text.to_owned();
+    match cut(text) {
+        Some(head) => format!("{head}…"),
+        None => text.to_owned(),
     }
-    let mut end = MAX;
+}
+
+/// `text` quoted as a CEL string, cut like [`brief`] *before* it is escaped, so quoting a string
+/// of megabytes costs no more than quoting its first 64 bytes.
+pub(crate) fn brief_quoted(text: &str) -> String {
+    match cut(text) {
+        Some(head) => brief(&format!("{head:?}…")),
+        None => brief(&format!("{text:?}")),
+    }
+}
+
+/// A value as an error message shows it: strings cut and quoted, other keys in full.
+pub(crate) fn brief_value(value: &Value) -> String {
+    match value {
+        Value::String(s) => brief_quoted(s),
+        other => brief(&other.to_string()),
+    }
+}
+
+fn cut(text: &str) -> Option<&str> {
+    if text.len() <= BRIEF {
+        return None;
+    }
+    let mut end = BRIEF;
     while !text.is_char_boundary(end) {
         end -= 1;
     }
-    format!("{}…", &text[..end])
+    Some(&text[..end])
 }
 
 impl Value {
     /// A string value.
     pub fn string(s: &str) -> Value {
         Value::String(Arc::from(s))
+    }
+
+    /// A list value.
+    pub fn list(items: Vec<Value>) -> Value {
+        Value::List(Arc::new(ListValue::new(items)))
+    }
+
+    /// The deep size (see the module documentation), in O(1).
+    pub fn deep_size(&self) -> u64 {
+        match self {
+            Value::String(s) => s.len() as u64,
+            Value::Bytes(b) => b.len() as u64,
+            Value::List(l) => l.deep,
+            Value::Map(m) => m.deep_size(),
+            _ => 1,
+        }
     }
 
     /// The type of this value.
@@ -143,7 +244,13 @@ impl Value {
             Value::Timestamp(_) => TypeValue::Timestamp,
             Value::Duration(_) => TypeValue::Duration,
             Value::Type(_) => TypeValue::Type,
+            Value::Optional(_) => TypeValue::Optional,
         }
+    }
+
+    /// An optional holding `value`.
+    pub fn optional_of(value: Value) -> Value {
+        Value::Optional(Some(Arc::new(value)))
     }
 
     /// The size the cost table uses: bytes of a string or bytes value, elements of a list,
@@ -170,6 +277,11 @@ impl Value {
             (Value::Timestamp(a), Value::Timestamp(b)) => a == b,
             (Value::Duration(a), Value::Duration(b)) => a == b,
             (Value::Type(a), Value::Type(b)) => a == b,
+            (Value::Optional(a), Value::Optional(b)) => match (a, b) {
+                (None, None) => true,
+                (Some(x), Some(y)) => x.cel_eq(y),
+                _ => false,
+            },
             (Value::List(a), Value::List(b)) => {
                 a.len() == b.len() && a.iter().zip(b.iter()).all(|(x, y)| x.cel_eq(y))
             }
@@ -262,6 +374,8 @@ impl fmt::Display for Value {
             Value::Timestamp(t) => write!(f, "timestamp({:?})", t.to_rfc3339()),
             Value::Duration(d) => write!(f, "duration({:?})", d.to_string()),
             Value::Type(t) => f.write_str(t.name()),
+            Value::Optional(None) => f.write_str("optional.none()"),
+            Value::Optional(Some(v)) => write!(f, "optional.of({v})"),
         }
     }
 }
@@ -284,7 +398,7 @@ impl Value {
             }
             serde_json::Value::String(s) => Value::string(s),
             serde_json::Value::Array(items) => {
-                Value::List(items.iter().map(Value::from_json).collect())
+                Value::list(items.iter().map(Value::from_json).collect())
             }
             serde_json::Value::Object(fields) => Value::Map(Arc::new(MapValue::from_distinct(
                 fields
@@ -320,6 +434,9 @@ impl Value {
             Value::Timestamp(t) => serde_json::Value::String(t.to_rfc3339()),
             Value::Duration(d) => serde_json::Value::String(d.to_string()),
             Value::Type(t) => serde_json::Value::String(t.name().to_owned()),
+            // JSON has no optionals: a value stands for itself, none for null.
+            Value::Optional(None) => serde_json::Value::Null,
+            Value::Optional(Some(v)) => v.to_json(),
         }
     }
 }
