@@ -207,7 +207,7 @@ impl ReferenceAdapter {
                 }
                 let session = self.current()?;
                 let result = match op {
-                    "configure" => configure(&session, args).await,
+                    "configure" => configure(&session, args),
                     "crash_point" => crash_point(&session, args),
                     _ => ops::dispatch(&session, op, args).await,
                 };
@@ -292,7 +292,7 @@ impl ReferenceAdapter {
 
 /// `configure {sources?, routines?, flows?}`: a plugin is saved; each list given replaces the
 /// one in force. Refused (and nothing changes) with the code of the first problem.
-async fn configure(s: &Session, args: &Value) -> OpResult {
+fn configure(s: &Session, args: &Value) -> OpResult {
     let Some(changes) = args.as_object() else {
         return Err(OpError::new("invalid_args", "`configure` takes a mapping"));
     };
