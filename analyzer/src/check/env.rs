@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use crate::extensions::Extensions;
 use crate::types::{Field, ObjectType, Type};
 
 /// Upper bounds on the size of a declared variable and of what it contains, for the general
@@ -126,12 +127,14 @@ pub enum StepKind {
     Other,
 }
 
-/// An environment: the variables an expression may reference.
+/// An environment: the variables an expression may reference, and the extension libraries
+/// it may call (by default [`Extensions::KUBERNETES`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Env {
     kind: EnvKind,
     vars: Vec<VarDecl>,
     expected: Expected,
+    extensions: Extensions,
 }
 
 /// The object type of `event`: header strings, `text`, and `attributes` (`map(string, dyn)`).
@@ -226,6 +229,7 @@ impl Env {
             } else {
                 Expected::Bool
             },
+            extensions: Extensions::default(),
         }
     }
 
@@ -247,6 +251,7 @@ impl Env {
                 },
             ],
             expected: Expected::Bool,
+            extensions: Extensions::default(),
         }
     }
 
@@ -269,6 +274,7 @@ impl Env {
             kind: EnvKind::General,
             vars: Vec::new(),
             expected: Expected::Any,
+            extensions: Extensions::default(),
         }
     }
 
@@ -283,6 +289,18 @@ impl Env {
     /// `sender`, any type for templates and general expressions.
     pub fn expected(&self) -> Expected {
         self.expected
+    }
+
+    /// The same environment with exactly these extensions enabled.
+    #[must_use]
+    pub fn with_extensions(mut self, extensions: Extensions) -> Self {
+        self.extensions = extensions;
+        self
+    }
+
+    /// The extensions expressions in this environment may use.
+    pub fn extensions(&self) -> Extensions {
+        self.extensions
     }
 
     /// Declares (or redeclares) a variable.
