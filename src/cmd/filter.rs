@@ -161,13 +161,13 @@ pub fn run(args: &FilterArgs) -> ExitCode {
                     value["explain"] = serde_json::Value::String(tree);
                 }
             }
-            println!("{value}");
+            crate::outln!("{value}");
         }
         Format::Full => {
-            print!("{}", full(&source, &report));
+            crate::out!("{}", full(&source, &report));
             if let (Some(witness), Some(path)) = (&witness, &args.witness) {
                 let reached = if witness.complete { "" } else { "more than " };
-                println!(
+                crate::outln!(
                     "witness: {} costs {reached}{} (evaluated {} candidates)",
                     path.display(),
                     witness.cost,
@@ -176,7 +176,7 @@ pub fn run(args: &FilterArgs) -> ExitCode {
             }
             if args.explain {
                 if let Ok(tree) = ozcheck_analyzer::explain_expression(&source, &env, &options) {
-                    print!("\n{tree}");
+                    crate::out!("\n{tree}");
                 }
             }
         }
