@@ -105,12 +105,12 @@ fn own_cost(
     (cost, min, known_result(function, shape))
 }
 
-/// `s.matches(re)`: the search, one traversal of `s` times a quarter of the compiled size; a pattern
+/// `s.matches(re)`: the search, every byte of `s` times a quarter of the compiled size; a pattern
 /// that is not a literal is compiled per call (the fixed `REGEX_COMPILE`) and may compile to the
 /// largest size the limits allow.
 fn matches(len: &Poly, input: &Val, re: &Val, pattern: Option<u64>) -> (Poly, u64, Shape) {
     let size = pattern.unwrap_or(table::REGEX_MAX_SIZE);
-    let search = sized(&traversal(&len.add_const(1.0)).scale(size.div_ceil(4) as f64));
+    let search = sized(&len.add_const(1.0).scale(size.div_ceil(4) as f64));
     let certain = certainly_str(&input.shape) && certainly_str(&re.shape);
     match pattern {
         Some(size) => {

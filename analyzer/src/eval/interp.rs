@@ -138,7 +138,10 @@ impl<'p> Interp<'p> {
             ExprKind::List(items) => {
                 let n = items.len() as u64;
                 self.charge(table::LIST_CREATE.saturating_add(self.alloc(table::alloc_list(n))))?;
-                self.build(n.saturating_mul(table::BUILT_PER_ELEMENT))?;
+                self.build(
+                    n.saturating_mul(table::BUILT_PER_ELEMENT)
+                        .saturating_add(table::BUILT_PER_CONTAINER),
+                )?;
                 let mut values = Vec::with_capacity(items.len());
                 for &item in items {
                     values.push(self.eval(item)?);
@@ -148,7 +151,10 @@ impl<'p> Interp<'p> {
             ExprKind::Map(entries) => {
                 let n = entries.len() as u64;
                 self.charge(table::MAP_CREATE.saturating_add(self.alloc(table::alloc_map(n))))?;
-                self.build(n.saturating_mul(table::BUILT_PER_ENTRY))?;
+                self.build(
+                    n.saturating_mul(table::BUILT_PER_ENTRY)
+                        .saturating_add(table::BUILT_PER_CONTAINER),
+                )?;
                 let mut pairs = Vec::with_capacity(entries.len());
                 for entry in entries {
                     let key = self.eval(entry.key)?;
@@ -412,6 +418,7 @@ impl<'p> Interp<'p> {
 
     fn map_filter(&mut self, c: &'p Comprehension, items: &Range<'_>) -> Eval {
         self.charge(table::MAP_FILTER_FIXED)?;
+        self.build(table::BUILT_PER_CONTAINER)?;
         let mut out = Vec::new();
         let mut deep = 0u64;
         for i in 0..items.len() {
