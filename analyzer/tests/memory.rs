@@ -5,7 +5,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use ozcheck_analyzer::check::Env;
-use ozcheck_analyzer::cost::table::{BUILT_PER_CONTAINER, BUILT_PER_ELEMENT, MEMORY_LIMIT};
+use ozcheck_analyzer::cost::table::{
+    BUILT_PER_CONTAINER, BUILT_PER_ELEMENT, BUILT_PER_ENTRY, MEMORY_LIMIT,
+};
 use ozcheck_analyzer::eval::{EvalError, Event, Limits, ManualClock, Program, Stop};
 use ozcheck_analyzer::{EventBounds, Options, compile};
 
@@ -60,6 +62,19 @@ fn empty_maps_in_a_loop_reach_the_cap() {
     let maps = 3900 * 110;
     assert!(maps * (BUILT_PER_ELEMENT + BUILT_PER_CONTAINER) > MEMORY_LIMIT);
     assert!(maps * BUILT_PER_ELEMENT < MEMORY_LIMIT);
+    assert!(matches!(
+        run(source, &attributes),
+        Err(EvalError::Stopped(Stop::Memory { .. }))
+    ));
+}
+
+/// `transformMap` builds a map entry per kept element; its entries count like a literal's.
+#[test]
+fn transform_map_entries_count_toward_the_cap() {
+    let zeros = |n: usize| format!("[{}]", vec!["0"; n].join(","));
+    let attributes = format!(r#"{{"a":{}}}"#, zeros(1100));
+    let source = "event.attributes.a.map(i, event.attributes.a.transformMap(k, v, v)).size() > 0";
+    assert!(1100 * 1100 * BUILT_PER_ENTRY > MEMORY_LIMIT);
     assert!(matches!(
         run(source, &attributes),
         Err(EvalError::Stopped(Stop::Memory { .. }))

@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use crate::extensions::Extensions;
 use crate::types::{Field, ObjectType, Type};
 
 /// Upper bounds on the size of a declared variable and of what it contains, for the general
@@ -84,6 +85,28 @@ impl EnvKind {
     }
 }
 
+/// What an expression of an environment must evaluate to, checked on its type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Expected {
+    /// A `bool` (or `dyn`, whose value is then checked when it runs): filters and `when`.
+    Bool,
+    /// A `string` (or `dyn`): a trigger's `sender`, which names the sender.
+    String,
+    /// Any type: templates and general expressions.
+    Any,
+}
+
+impl Expected {
+    /// The type's name, as messages show it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Expected::Bool => "bool",
+            Expected::String => "string",
+            Expected::Any => "any type",
+        }
+    }
+}
+
 /// What an earlier flow step offers to `when` and templates.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct StepDecl {
@@ -104,11 +127,14 @@ pub enum StepKind {
     Other,
 }
 
-/// An environment: the variables an expression may reference.
+/// An environment: the variables an expression may reference, and the extension libraries
+/// it may call (by default [`Extensions::KUBERNETES`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Env {
     kind: EnvKind,
     vars: Vec<VarDecl>,
+    expected: Expected,
+    extensions: Extensions,
 }
 
 /// The object type of `event`: header strings, `text`, and `attributes` (`map(string, dyn)`).
@@ -198,6 +224,12 @@ impl Env {
                 ty: event_type(),
                 size: SizeHint::default(),
             }],
+            expected: if kind == EnvKind::Sender {
+                Expected::String
+            } else {
+                Expected::Bool
+            },
+            extensions: Extensions::default(),
         }
     }
 
@@ -218,6 +250,8 @@ impl Env {
                     size: SizeHint::default(),
                 },
             ],
+            expected: Expected::Bool,
+            extensions: Extensions::default(),
         }
     }
 
@@ -225,6 +259,7 @@ impl Env {
     pub fn template(event_trigger: bool, earlier_steps: &[StepDecl]) -> Self {
         let mut env = Self::when(event_trigger, earlier_steps);
         env.kind = EnvKind::Template;
+        env.expected = Expected::Any;
         env.vars.push(VarDecl {
             name: "inputs".into(),
             ty: Type::map(Type::String, Type::Dyn),
@@ -238,7 +273,34 @@ impl Env {
         Self {
             kind: EnvKind::General,
             vars: Vec::new(),
+            expected: Expected::Any,
+            extensions: Extensions::default(),
         }
+    }
+
+    /// Sets what the expression must evaluate to.
+    #[must_use]
+    pub fn expecting(mut self, expected: Expected) -> Self {
+        self.expected = expected;
+        self
+    }
+
+    /// What the expression must evaluate to: `bool` for filters and `when`, `string` for a
+    /// `sender`, any type for templates and general expressions.
+    pub fn expected(&self) -> Expected {
+        self.expected
+    }
+
+    /// The same environment with exactly these extensions enabled.
+    #[must_use]
+    pub fn with_extensions(mut self, extensions: Extensions) -> Self {
+        self.extensions = extensions;
+        self
+    }
+
+    /// The extensions expressions in this environment may use.
+    pub fn extensions(&self) -> Extensions {
+        self.extensions
     }
 
     /// Declares (or redeclares) a variable.
