@@ -11,6 +11,11 @@ use ozcheck_analyzer::cost::table::{
 use ozcheck_analyzer::eval::{EvalError, Event, Limits, ManualClock, Program, Stop};
 use ozcheck_analyzer::{EventBounds, Options, compile};
 
+/// Bytes counted for one inner iteration of the nested-lists filter below.
+const PER_ITERATION: u64 = 6 * (BUILT_PER_ELEMENT + BUILT_PER_CONTAINER) + BUILT_PER_ELEMENT;
+/// Empty maps built by the empty-maps filter below.
+const MAPS: u64 = 3900 * 110;
+
 /// Evaluates `source` with the cost limit off and a clock that never moves, so only the memory
 /// cap can stop it.
 fn run(source: &str, attributes: &str) -> Result<bool, EvalError> {
@@ -41,12 +46,11 @@ fn small_containers_count_their_own_allocation() {
     let zeros = |n: usize| format!("[{}]", vec!["0"; n].join(","));
     let attributes = format!(r#"{{"a":{},"b":{}}}"#, zeros(4000), zeros(25));
     let source = "event.attributes.a.map(i, event.attributes.b.map(j, [[[[[[j]]]]]])).size() > 0";
-    let per_iteration = 6 * (BUILT_PER_ELEMENT + BUILT_PER_CONTAINER) + BUILT_PER_ELEMENT;
-    assert!(100_000 * per_iteration > MEMORY_LIMIT);
-    assert!(100_000 * 7 * BUILT_PER_ELEMENT < MEMORY_LIMIT);
+    const { assert!(100_000 * PER_ITERATION > MEMORY_LIMIT) };
+    const { assert!(100_000 * 7 * BUILT_PER_ELEMENT < MEMORY_LIMIT) };
     match run(source, &attributes) {
         Err(EvalError::Stopped(Stop::Memory { bytes, .. })) => {
-            assert!(bytes > MEMORY_LIMIT && bytes <= MEMORY_LIMIT + per_iteration);
+            assert!(bytes > MEMORY_LIMIT && bytes <= MEMORY_LIMIT + PER_ITERATION);
         }
         other => panic!("expected the memory cap, got {other:?}"),
     }
@@ -59,9 +63,8 @@ fn empty_maps_in_a_loop_reach_the_cap() {
     let zeros = |n: usize| format!("[{}]", vec!["0"; n].join(","));
     let attributes = format!(r#"{{"a":{},"b":{}}}"#, zeros(3900), zeros(110));
     let source = "event.attributes.a.map(i, event.attributes.b.map(j, {})).size() > 0";
-    let maps = 3900 * 110;
-    assert!(maps * (BUILT_PER_ELEMENT + BUILT_PER_CONTAINER) > MEMORY_LIMIT);
-    assert!(maps * BUILT_PER_ELEMENT < MEMORY_LIMIT);
+    const { assert!(MAPS * (BUILT_PER_ELEMENT + BUILT_PER_CONTAINER) > MEMORY_LIMIT) };
+    const { assert!(MAPS * BUILT_PER_ELEMENT < MEMORY_LIMIT) };
     assert!(matches!(
         run(source, &attributes),
         Err(EvalError::Stopped(Stop::Memory { .. }))
@@ -74,7 +77,7 @@ fn transform_map_entries_count_toward_the_cap() {
     let zeros = |n: usize| format!("[{}]", vec!["0"; n].join(","));
     let attributes = format!(r#"{{"a":{}}}"#, zeros(1100));
     let source = "event.attributes.a.map(i, event.attributes.a.transformMap(k, v, v)).size() > 0";
-    assert!(1100 * 1100 * BUILT_PER_ENTRY > MEMORY_LIMIT);
+    const { assert!(1100 * 1100 * BUILT_PER_ENTRY > MEMORY_LIMIT) };
     assert!(matches!(
         run(source, &attributes),
         Err(EvalError::Stopped(Stop::Memory { .. }))

@@ -175,11 +175,7 @@ impl<'p> Interp<'p> {
                 optional_indices,
             } => {
                 let n = items.len() as u64;
-                self.charge(table::LIST_CREATE.saturating_add(self.alloc(table::alloc_list(n))))?;
-                self.build(
-                    n.saturating_mul(table::BUILT_PER_ELEMENT)
-                        .saturating_add(table::BUILT_PER_CONTAINER),
-                )?;
+                self.pay_list(table::LIST_CREATE, n)?;
                 let mut values = Vec::with_capacity(items.len());
                 for (i, &item) in items.iter().enumerate() {
                     let value = self.eval(item)?;
@@ -193,11 +189,7 @@ impl<'p> Interp<'p> {
             }
             ExprKind::Map(entries) => {
                 let n = entries.len() as u64;
-                self.charge(table::MAP_CREATE.saturating_add(self.alloc(table::alloc_map(n))))?;
-                self.build(
-                    n.saturating_mul(table::BUILT_PER_ENTRY)
-                        .saturating_add(table::BUILT_PER_CONTAINER),
-                )?;
+                self.pay_map(table::MAP_CREATE, n)?;
                 let mut pairs = Vec::with_capacity(entries.len());
                 for entry in entries {
                     let key = self.eval(entry.key)?;
