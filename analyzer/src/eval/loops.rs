@@ -205,9 +205,7 @@ impl<'p> Interp<'p> {
             }
             let value = self.bound(c, items, i, transform)?;
             if c.kind == MacroKind::TransformMap {
-                self.charge(
-                    table::TRANSFORM_MAP_INSERT.saturating_add(self.alloc(table::alloc_map(1))),
-                )?;
+                self.pay_map(table::TRANSFORM_MAP_INSERT, 1)?;
                 pairs.push((items.entry(i).0, value));
                 continue;
             }
