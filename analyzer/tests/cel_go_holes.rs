@@ -28,7 +28,7 @@ fn program(source: &str) -> Program {
     Program::from_checked(&checked).expect("program")
 }
 
-fn max_event(text: &str, attributes: serde_json::Value) -> Event {
+fn max_event(text: &str, attributes: &serde_json::Value) -> Event {
     let json = json!({
         "id": "1", "source": "s", "type": "t", "action": "a", "subject": "x",
         "text": text, "attributes": attributes
@@ -61,7 +61,7 @@ fn refused_at(source: &str, limit: u64) {
 #[test]
 fn strings_functions_are_charged_by_size_not_a_flat_unit() {
     let text = "ab ".repeat(5461);
-    let event = max_event(&text, json!({}));
+    let event = max_event(&text, &json!({}));
     let traversal = table::traversal(text.len() as u64);
     for call in [
         "lowerAscii()",
@@ -96,7 +96,7 @@ fn strings_functions_are_charged_by_size_not_a_flat_unit() {
 fn index_of_pays_for_its_search_before_searching() {
     let text = "a".repeat(16_000);
     let needle = format!("{}b", "a".repeat(4_000));
-    let event = max_event(&text, json!({"needle": needle}));
+    let event = max_event(&text, &json!({"needle": needle}));
     let source = "event.text.indexOf(event.attributes.needle) >= 0";
     refused_at(source, CEL_GO_LIMIT);
     let search = table::index_of(text.len() as u64, needle.len() as u64);
@@ -118,7 +118,7 @@ fn index_of_pays_for_its_search_before_searching() {
 fn join_is_charged_its_result_before_allocating_it() {
     let parts: Vec<&str> = vec!["x"; 2_000];
     let separator = "s".repeat(16_000);
-    let event = max_event(&separator, json!({ "parts": parts }));
+    let event = max_event(&separator, &json!({ "parts": parts }));
     let source = "event.attributes.parts.join(event.text).size() > 0";
     refused_at(source, CEL_GO_LIMIT);
     refused_at(source, table::DEFAULT_COST_LIMIT);
@@ -154,7 +154,7 @@ fn join_is_charged_its_result_before_allocating_it() {
 /// estimator cannot see (computed from the event) makes the estimate unbounded.
 #[test]
 fn range_is_charged_before_it_allocates() {
-    let event = max_event("", json!({"n": 100_000_000}));
+    let event = max_event("", &json!({"n": 100_000_000}));
     refused_at(
         "lists.range(100000000).size() > 0",
         table::DEFAULT_COST_LIMIT,
@@ -189,7 +189,7 @@ fn range_is_charged_before_it_allocates() {
 fn comprehension_accumulators_are_linear() {
     let cost_of = |n: usize| {
         let items: Vec<u64> = (0..n as u64).collect();
-        let event = max_event("", json!({ "items": items }));
+        let event = max_event("", &json!({ "items": items }));
         let mut costs = Vec::new();
         for source in [
             "event.attributes.items.map(x, x).size() > 0",
@@ -214,7 +214,7 @@ fn comprehension_accumulators_are_linear() {
     }
     // The same loop stopped by cel-go's limit within its first elements.
     let items: Vec<u64> = (0..1_500).collect();
-    let event = max_event("", json!({ "items": items }));
+    let event = max_event("", &json!({ "items": items }));
     let stop = run(
         "event.attributes.items.map(x, x).size() > 0",
         &event,

@@ -11,7 +11,7 @@ use ozcheck_analyzer::eval::{EvalError, Event, Limits, ManualClock, Program, Sto
 use ozcheck_analyzer::{EventBounds, Options, Verdict, check_filter, compile};
 use serde_json::{Value, json};
 
-fn event(text: &str, attributes: Value) -> Event {
+fn event(text: &str, attributes: &Value) -> Event {
     let json = json!({
         "id": "1", "source": "s", "type": "t", "action": "a", "subject": "x",
         "text": text, "attributes": attributes
@@ -58,7 +58,7 @@ fn lower_ascii_contains_is_accepted_within_twice_its_worst_event() {
     let text = "x".repeat(16 * 1024);
     tight(
         "event.text.lowerAscii().contains('lgtm')",
-        &event(&text, json!({})),
+        &event(&text, &json!({})),
         2,
     );
 }
@@ -72,7 +72,7 @@ fn replace_with_the_text_is_refused_and_its_event_confirms_it() {
     let text = "a".repeat(16 * 1024);
     let checked = compile(source, &Env::filter(), &Options::default()).expect("compiles");
     let program = Program::from_checked(&checked).expect("program");
-    match program.eval_event(&event(&text, json!({})), &Limits::default()) {
+    match program.eval_event(&event(&text, &json!({})), &Limits::default()) {
         Err(EvalError::Stopped(Stop::CostLimit { cost })) => {
             assert!(
                 cost > ozcheck_analyzer::cost::DEFAULT_COST_LIMIT && cost <= max,
@@ -91,22 +91,22 @@ fn realistic_extension_filters_are_sound_and_tight() {
     // Title words: 4,090 one-letter parts.
     tight(
         "event.attributes.title.split(' ').exists(w, w == 'urgent')",
-        &event("", json!({ "title": title })),
+        &event("", &json!({ "title": title })),
         2,
     );
     tight(
         "sets.intersects(event.attributes.labels, ['urgent', 'p0'])",
-        &event("", json!({ "labels": labels })),
+        &event("", &json!({ "labels": labels })),
         3,
     );
     tight(
         "event.text.upperAscii().startsWith('LGTM') || event.text.trim() == 'ok'",
-        &event(&words, json!({})),
+        &event(&words, &json!({})),
         2,
     );
     tight(
         "event.attributes.labels.join(',').contains('urgent')",
-        &event("", json!({ "labels": labels })),
+        &event("", &json!({ "labels": labels })),
         3,
     );
     // As many entries as fit, each taking both sides of the `&&`.
@@ -114,14 +114,14 @@ fn realistic_extension_filters_are_sound_and_tight() {
         (0..850).map(|i| (format!("x{i}"), json!(0))).collect();
     tight(
         "event.attributes.exists(k, v, k.startsWith('x') && v == 'y')",
-        &event("", Value::Object(pairs)),
+        &event("", &Value::Object(pairs)),
         3,
     );
     // The densest list: one-byte elements.
     let zeros = vec![0; 4085];
     tight(
         "event.attributes.?labels.orValue([]).exists(l, l == 'urgent')",
-        &event("", json!({ "labels": zeros })),
+        &event("", &json!({ "labels": zeros })),
         2,
     );
 }

@@ -100,10 +100,11 @@ impl Walker<'_> {
         ints: &[Option<i64>],
     ) -> Option<Own> {
         let own = match (function, ops) {
-            ("charAt" | "indexOf" | "lastIndexOf" | "lowerAscii" | "upperAscii" | "trim", _)
-            | ("replace" | "split" | "substring" | "format", _) => {
-                self.string_call(function, ops, ints)
-            }
+            (
+                "charAt" | "indexOf" | "lastIndexOf" | "lowerAscii" | "upperAscii" | "trim"
+                | "replace" | "split" | "substring" | "format",
+                _,
+            ) => self.string_call(function, ops, ints),
             ("reverse", [recv]) => self.reverse(recv),
             ("join", [list, ..]) => self.join(list, ops.get(1)),
             ("strings.quote", [s]) => {
@@ -114,8 +115,11 @@ impl Walker<'_> {
                 let cost = sized(&traversal(&n)).add(&self.bytes_alloc(&len));
                 (cost, 0, Shape::Str { max: len, min: 2 })
             }
-            ("slice" | "flatten" | "distinct" | "sort" | "first" | "last" | "unwrapOpt", _)
-            | ("optional.unwrap", _) => self.list_call(function, ops, ints),
+            (
+                "slice" | "flatten" | "distinct" | "sort" | "first" | "last" | "unwrapOpt"
+                | "optional.unwrap",
+                _,
+            ) => self.list_call(function, ops, ints),
             ("lists.range", [_]) => match ints.first().copied().flatten() {
                 Some(n) => {
                     let len = n.max(0) as u64;

@@ -139,7 +139,7 @@ impl<'a> Walker<'a> {
     pub(super) fn comprehension(&mut self, c: &'a Comprehension) -> (Val, Option<String>) {
         let range = self.visit(c.range);
         if matches!(c.kind, MacroKind::OptMap | MacroKind::OptFlatMap) {
-            return (self.opt_map(c, range), None);
+            return (self.opt_map(c, &range), None);
         }
         let plan = self.iteration(&range.shape);
         let count_max = self.parts.maximize(&plan.count);
@@ -151,16 +151,13 @@ impl<'a> Walker<'a> {
         // Maximised once here rather than for every node below.
         let joint_max = units(self.parts.maximize(&joint));
         self.multipliers.push((joint, joint_max));
-        let bound = match &c.var2 {
-            Some((second, _)) => {
-                self.scopes.push((&c.var, plan.index.clone()));
-                self.scopes.push((second, plan.value.clone()));
-                2
-            }
-            None => {
-                self.scopes.push((&c.var, plan.elem.clone()));
-                1
-            }
+        let bound = if let Some((second, _)) = &c.var2 {
+            self.scopes.push((&c.var, plan.index.clone()));
+            self.scopes.push((second, plan.value.clone()));
+            2
+        } else {
+            self.scopes.push((&c.var, plan.elem.clone()));
+            1
         };
         let pred = c.predicate.map(|p| self.visit(p));
         let transform = c.transform.map(|t| self.visit(t));
@@ -309,7 +306,7 @@ impl<'a> Walker<'a> {
 
     /// `opt.optMap(x, t)` and `opt.optFlatMap(x, t)`: the transform runs at most once, on the
     /// optional's value (whose shape the optional's is).
-    fn opt_map(&mut self, c: &'a Comprehension, range: Val) -> Val {
+    fn opt_map(&mut self, c: &'a Comprehension, range: &Val) -> Val {
         self.scopes.push((&c.var, range.shape.clone()));
         let t = c.transform.map(|t| self.visit(t));
         self.scopes.pop();
