@@ -66,11 +66,11 @@ pub fn run(args: &ConformanceArgs) -> ExitCode {
             None => passed += 1,
             Some(message) => {
                 failed += 1;
-                println!("FAIL {} ({}): {message}", result.id, file.display());
+                crate::outln!("FAIL {} ({}): {message}", result.id, file.display());
             }
         }
     }
-    println!("{passed} passed, {failed} failed");
+    crate::outln!("{passed} passed, {failed} failed");
     if failed == 0 {
         ExitCode::SUCCESS
     } else {

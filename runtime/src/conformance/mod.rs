@@ -3,6 +3,7 @@
 
 pub mod adapter;
 pub mod matcher;
+mod ops;
 pub mod runner;
 
 pub use adapter::{PROTOCOL, ReferenceAdapter};

@@ -245,6 +245,13 @@ async fn drive(t: &mut Transport, scenario: &Scenario, options: &RunOptions) -> 
     if hello[0]["ok"] != json!(true) {
         return Err(format!("hello failed: {}", hello[0]));
     }
+    let protocol = &hello[0]["result"]["protocol"];
+    if protocol != super::PROTOCOL {
+        return Err(format!(
+            "the adapter speaks the protocol {protocol}, not {}",
+            super::PROTOCOL
+        ));
+    }
     let reset = t
         .call(&[json!({"op": "reset", "args": scenario.setup})])
         .await?;
