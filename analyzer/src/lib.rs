@@ -61,6 +61,9 @@ pub mod cost;
 mod diagnostic;
 pub mod eval;
 pub mod extensions;
+#[cfg(feature = "testgen")]
+#[doc(hidden)]
+pub mod hostile;
 pub mod regex;
 pub mod syntax;
 pub mod template;

@@ -178,6 +178,29 @@ impl<S: Store> Runtime<S> {
         Ok(())
     }
 
+    /// Cancels a job's open wait (the API's `DELETE`): it closes `refused` with the reason
+    /// `cancelled`, through the same single transition as every close, so it takes no event
+    /// after. `wait-closed` when it was closed already (or closed meanwhile).
+    pub async fn cancel_wait(&self, job: &str, name: &str) -> Result<Wait, RuntimeError> {
+        let wait = self.wait_named(job, name).await?;
+        let closed = || {
+            RuntimeError::conflict(
+                "wait-closed",
+                format!("the wait `{name}` of the job `{job}` is not open"),
+            )
+        };
+        if wait.state != WaitState::Open {
+            return Err(closed());
+        }
+        if !self
+            .close(&wait, WaitState::Refused, Some("cancelled"), self.now())
+            .await?
+        {
+            return Err(closed());
+        }
+        self.wait_named(job, name).await
+    }
+
     /// A job ends: its queued outputs are applied, and a wait still open is refused (nobody is
     /// left to read its answer), in one step of the store, so no event reaches it after.
     pub async fn end_job(&self, job: &str) -> Result<(), RuntimeError> {

@@ -182,7 +182,11 @@ async fn the_waits_listing_uses_the_e5_wording() {
     .await
     .unwrap();
     let response = router(rt.clone())
-        .oneshot(Request::get("/waits").body(Body::empty()).unwrap())
+        .oneshot(
+            Request::get("/waits?format=text")
+                .body(Body::empty())
+                .unwrap(),
+        )
         .await
         .unwrap();
     let body = axum::body::to_bytes(response.into_body(), 1 << 16)

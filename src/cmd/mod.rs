@@ -14,4 +14,6 @@ pub mod schema;
 pub mod serve;
 pub mod server;
 #[cfg(feature = "runtime")]
+pub mod stderr_log;
+#[cfg(feature = "runtime")]
 pub mod wait_for;

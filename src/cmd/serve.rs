@@ -1,4 +1,7 @@
-//! `ozcheck serve`: the reference wait runtime over HTTP with its embedded `SQLite` store.
+//! `ozcheck serve`: the reference wait runtime over HTTP with its embedded `SQLite` store. The
+//! configuration's `secret_env` are read from the environment; the runtime's log lines go to
+//! stderr through `tracing`; SIGTERM or Ctrl-C stop it gracefully (readiness turns 503, the
+//! requests in flight finish, the store is closed so no `-wal` file is left behind).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -8,7 +11,7 @@ use clap::Args;
 use ozcheck_runtime::Runtime;
 use ozcheck_runtime::clock::SystemClock;
 use ozcheck_runtime::config::Config;
-use ozcheck_runtime::serve::{router, timer_loop};
+use ozcheck_runtime::serve::{Api, api_router, timer_loop};
 use ozcheck_runtime::store::SqliteStore;
 
 /// Arguments of `ozcheck serve`.
@@ -20,7 +23,7 @@ pub struct ServeArgs {
     /// The address to listen on.
     #[arg(long, default_value = "127.0.0.1:8080")]
     pub listen: String,
-    /// A YAML file with `sources`, `routines` and `flows`.
+    /// A YAML file with `sources`, `routines` and `flows` (corpus/serve/example.yaml is one).
     #[arg(long)]
     pub config: Option<PathBuf>,
 }
@@ -30,33 +33,77 @@ fn load_config(path: Option<&PathBuf>) -> Result<Config, String> {
         return Ok(Config::default());
     };
     let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    yaml_serde::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
+    let mut config: Config =
+        yaml_serde::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+    config
+        .resolve_secrets(|var| std::env::var(var).ok())
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    ozcheck_runtime::configure::check(&config)
+        .map_err(|e| format!("{}: [{}] {e}", path.display(), e.code()))?;
+    Ok(config)
+}
+
+/// Resolves when the process gets SIGTERM or Ctrl-C.
+async fn stop_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {}
+        () = term => {}
+    }
 }
 
 async fn serve(args: &ServeArgs, config: Config) -> Result<(), String> {
+    for warning in config.warnings() {
+        tracing::warn!(target: "ozcheck_runtime", "{warning}");
+    }
     let store = Arc::new(
         SqliteStore::open(&args.db)
             .await
             .map_err(|e| e.to_string())?,
     );
-    let rt = Runtime::start(store, Arc::new(SystemClock), Arc::new(config))
+    let rt = Runtime::start(store.clone(), Arc::new(SystemClock), Arc::new(config))
         .await
         .map_err(|e| e.to_string())?;
     let listener = tokio::net::TcpListener::bind(&args.listen)
         .await
         .map_err(|e| format!("{}: {e}", args.listen))?;
-    eprintln!("ozcheck serve: listening on {}", args.listen);
-    tokio::spawn(timer_loop(rt.clone()));
-    axum::serve(listener, router(rt))
-        .with_graceful_shutdown(async {
-            let _ = tokio::signal::ctrl_c().await;
+    let address = listener.local_addr().map_err(|e| e.to_string())?;
+    tracing::info!(target: "ozcheck_runtime", "listening on {address}");
+    let timer = tokio::spawn(timer_loop(rt.clone()));
+    let api = Api::new(rt.clone());
+    let draining = api.clone();
+    let served = axum::serve(listener, api_router(api))
+        .with_graceful_shutdown(async move {
+            stop_signal().await;
+            tracing::info!(target: "ozcheck_runtime", "stopping: finishing requests in flight");
+            draining.drain();
         })
         .await
-        .map_err(|e| e.to_string())
+        .map_err(|e| e.to_string());
+    timer.abort();
+    let _ = timer.await;
+    drop(rt);
+    store.close().await;
+    tracing::info!(target: "ozcheck_runtime", "stopped; the store is closed");
+    served
 }
 
-/// Runs the server until interrupted; exit 2 on a usage or I/O error.
+/// Runs the server until SIGTERM or Ctrl-C; exit 2 on a usage or I/O error.
 pub fn run(args: &ServeArgs) -> ExitCode {
+    super::stderr_log::install();
     let config = match load_config(args.config.as_ref()) {
         Ok(c) => c,
         Err(e) => {

@@ -2,18 +2,20 @@
 //! [`EventBounds`], and kept as one immutable [`Value`] that every filter evaluation shares.
 //!
 //! The static cost analysis is only sound for events within bounds, so an event that exceeds
-//! them is refused here with the field, its size and the bound. Sizes are in bytes: `text` and the
-//! header fields by their UTF-8 length, `attributes` by its length as compact JSON, measured with
-//! a counting writer that stops as soon as the bound is passed (no string is built).
+//! them is refused here with the field, its size and the bound. Sizes are in bytes of the event
+//! as it would be sent in compact JSON, measured while it is read (`event_json`): `text` and the
+//! header fields by their UTF-8 length, `attributes` by its length as compact JSON with numbers
+//! as written and strings in canonical escaping; whitespace never counts. Duplicate keys and
+//! nesting deeper than [`MAX_NESTING`] are refused with that reason.
 //!
 //! Decision: `id`, `source` and `type` are required; `action`, `subject` and `text` default to the
 //! empty string and `attributes` to an empty map when absent, because many sources have no
 //! subject or body. A present field of the wrong JSON type is refused.
 
-use std::io;
 use std::sync::Arc;
 
-use super::json::ValueSeed;
+pub use super::event_json::MAX_NESTING;
+use super::event_json::{self, Member};
 use super::map::{Key, MapValue};
 use super::value::Value;
 use crate::EventBounds;
@@ -58,8 +60,23 @@ pub enum EventError {
         /// The bound in bytes.
         bound: u64,
     },
-    /// The raw event text is larger than any event within bounds could be.
-    #[error("the event is {size} bytes of JSON, more than any event within bounds ({bound})")]
+    /// An object has two values for one key: ambiguous to every reader after us.
+    #[error("the event has two values for the key `{key}`: each key of an object must appear once")]
+    DuplicateKey {
+        /// The key (at most 64 bytes of it).
+        key: String,
+    },
+    /// Objects and arrays nest deeper than [`MAX_NESTING`].
+    #[error("the event nests objects and arrays deeper than {limit} levels")]
+    TooDeep {
+        /// The nesting limit.
+        limit: usize,
+    },
+    /// The event text, whitespace aside, is larger than any event within bounds could be.
+    #[error(
+        "the event is {size} bytes of JSON (whitespace aside), more than any event within \
+         bounds ({bound})"
+    )]
     TextTooLarge {
         /// The raw size.
         size: u64,
@@ -72,7 +89,7 @@ impl Event {
     /// Parses an event from JSON text and checks it against `bounds`.
     pub fn from_json(text: &str, bounds: &EventBounds) -> Result<Event, EventError> {
         // JSON escapes write a byte as at most six (`\u0000`), so no event within bounds has a
-        // longer text than this; refusing earlier keeps parsing work bounded too.
+        // longer text, whitespace aside; refusing earlier keeps reading work bounded too.
         let field_budget = bounds
             .text
             .saturating_add(bounds.attributes)
@@ -82,29 +99,49 @@ impl Event {
                     .saturating_mul(HEADER_FIELDS.len() as u64),
             );
         let raw_bound = field_budget.saturating_mul(6).saturating_add(4096);
-        if text.len() as u64 > raw_bound {
+        let size = event_json::significant_len(text);
+        if size > raw_bound {
             return Err(EventError::TextTooLarge {
-                size: text.len() as u64,
+                size,
                 bound: raw_bound,
             });
         }
-        // Parsed straight into values: no intermediate JSON tree.
-        let mut deserializer = serde_json::Deserializer::from_str(text);
-        let value = serde::de::DeserializeSeed::deserialize(ValueSeed, &mut deserializer)
-            .and_then(|value| deserializer.end().map(|()| value))
-            .map_err(|e| EventError::Json(e.to_string()))?;
-        Event::from_parsed(&value, bounds)
+        let members = event_json::read_event_object(text)?;
+        let attributes_len = members
+            .iter()
+            .find(|m| m.key == "attributes")
+            .map_or(0, |m| m.compact);
+        let fields = MapValue::from_distinct(
+            members
+                .into_iter()
+                .map(|Member { key, value, .. }| (Key::String(Arc::from(key)), value))
+                .collect(),
+        );
+        Event::from_fields(&fields, bounds, |_| attributes_len)
     }
 
-    /// Checks an already parsed JSON object against `bounds`.
+    /// Checks an already parsed JSON object against `bounds`. Numbers have no text here, so
+    /// they count in their canonical form (the shortest text of their value, never longer than
+    /// any text that reads as it).
     pub fn from_value(json: &serde_json::Value, bounds: &EventBounds) -> Result<Event, EventError> {
-        Event::from_parsed(&Value::from_json(json), bounds)
-    }
-
-    fn from_parsed(value: &Value, bounds: &EventBounds) -> Result<Event, EventError> {
-        let Value::Map(fields) = value else {
+        if json_depth_exceeds(json, MAX_NESTING) {
+            return Err(EventError::TooDeep { limit: MAX_NESTING });
+        }
+        let Value::Map(fields) = Value::from_json(json) else {
             return Err(EventError::NotAnObject);
         };
+        let measure = |attributes: &Value| {
+            event_json::compact_len(attributes, bounds.attributes).unwrap_or(u64::MAX)
+        };
+        Event::from_fields(&fields, bounds, measure)
+    }
+
+    /// Binds the event's fields; `attributes_len` gives the compact length of `attributes`.
+    fn from_fields(
+        fields: &MapValue,
+        bounds: &EventBounds,
+        attributes_len: impl Fn(&Value) -> u64,
+    ) -> Result<Event, EventError> {
         let mut entries = Vec::with_capacity(7);
         for field in HEADER_FIELDS {
             let value = string_field(fields, field, bounds.header_field)?;
@@ -115,7 +152,7 @@ impl Event {
         let attributes = match fields.get_str("attributes") {
             None => Value::Map(Arc::new(MapValue::default())),
             Some(object @ Value::Map(_)) => {
-                if compact_len_exceeds(object, bounds.attributes) {
+                if attributes_len(object) > bounds.attributes {
                     return Err(EventError::TooLarge {
                         field: "attributes",
                         bound: bounds.attributes,
@@ -175,31 +212,17 @@ fn string_field(fields: &MapValue, field: &'static str, bound: u64) -> Result<Va
     }
 }
 
-/// A writer that only counts bytes and fails once the count passes a bound, so measuring a huge
-/// value stops early.
-struct CountingWriter {
-    count: u64,
-    bound: u64,
-}
-
-impl io::Write for CountingWriter {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.count = self.count.saturating_add(buf.len() as u64);
-        if self.count > self.bound {
-            return Err(io::Error::other("over bound"));
-        }
-        Ok(buf.len())
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
-    }
-}
-
-/// Whether `value` written as compact JSON is longer than `bound` bytes.
-fn compact_len_exceeds(value: &Value, bound: u64) -> bool {
-    let mut writer = CountingWriter { count: 0, bound };
-    serde_json::to_writer(&mut writer, value).is_err()
+/// Whether a JSON value nests objects and arrays deeper than `limit` levels (itself level 1).
+fn json_depth_exceeds(json: &serde_json::Value, limit: usize) -> bool {
+    let children: Box<dyn Iterator<Item = &serde_json::Value>> = match json {
+        serde_json::Value::Array(items) => Box::new(items.iter()),
+        serde_json::Value::Object(fields) => Box::new(fields.values()),
+        _ => return false,
+    };
+    limit == 0
+        || children
+            .into_iter()
+            .any(|c| json_depth_exceeds(c, limit - 1))
 }
 
 #[cfg(test)]
@@ -239,14 +262,162 @@ mod tests {
         assert!(matches!(event("{"), Err(EventError::Json(_))));
     }
 
-    #[test]
-    fn deeply_nested_attributes_are_refused_not_overflowed() {
-        let deep = format!(
+    fn nested(levels: usize) -> String {
+        format!(
             r#"{{"id":"1","source":"s","type":"t","attributes":{{"a":{}1{}}}}}"#,
-            "[".repeat(5000),
-            "]".repeat(5000)
+            "[".repeat(levels),
+            "]".repeat(levels)
+        )
+    }
+
+    #[test]
+    fn nesting_past_the_limit_is_refused_with_that_reason() {
+        // The event object is level 1 and `attributes` level 2.
+        assert!(event(&nested(MAX_NESTING - 2)).is_ok());
+        let too_deep = EventError::TooDeep { limit: MAX_NESTING };
+        assert_eq!(event(&nested(MAX_NESTING - 1)).unwrap_err(), too_deep);
+        let refusal = event(&nested(5000)).unwrap_err();
+        assert_eq!(refusal, too_deep);
+        assert_eq!(
+            refusal.to_string(),
+            "the event nests objects and arrays deeper than 64 levels"
         );
-        assert!(matches!(event(&deep), Err(EventError::Json(_))));
+        // Built events are held to the same limit.
+        let json: serde_json::Value = serde_json::from_str(&nested(MAX_NESTING - 1)).unwrap();
+        assert_eq!(
+            Event::from_value(&json, &EventBounds::DEFAULT).unwrap_err(),
+            too_deep
+        );
+    }
+
+    #[test]
+    fn duplicate_keys_are_refused_at_every_level() {
+        // Last-wins reading would measure `{"a":1}` and let 20 KB through the 8 KiB bound.
+        let big = "x".repeat(20_000);
+        let attributes =
+            format!(r#"{{"id":"1","source":"s","type":"t","attributes":{{"a":"{big}","a":1}}}}"#);
+        assert_eq!(
+            event(&attributes).unwrap_err(),
+            EventError::DuplicateKey { key: "a".into() }
+        );
+        let top = r#"{"id":"1","source":"s","type":"t","text":"x","text":"y"}"#;
+        assert_eq!(
+            event(top).unwrap_err().to_string(),
+            "the event has two values for the key `text`: each key of an object must appear once"
+        );
+        let deep = r#"{"id":"1","source":"s","type":"t","attributes":{"a":[{"k":1,"k":2}]}}"#;
+        assert!(matches!(event(deep), Err(EventError::DuplicateKey { .. })));
+        // Keys are compared after unescaping.
+        let escaped = r#"{"id":"1","source":"s","type":"t","attributes":{"k":1,"\u006b":2}}"#;
+        assert!(matches!(
+            event(escaped),
+            Err(EventError::DuplicateKey { .. })
+        ));
+    }
+
+    #[test]
+    fn numbers_count_as_written() {
+        let bounds = EventBounds {
+            attributes: 10,
+            ..EventBounds::DEFAULT
+        };
+        // `{"a":1e15}` is 10 bytes as written; a round trip would write 1000000000000000.0.
+        let fits = r#"{"id":"1","source":"s","type":"t","attributes":{"a":1e15}}"#;
+        let e = Event::from_json(fits, &bounds).unwrap();
+        let Value::Map(attributes) = e.attributes() else {
+            panic!("a map")
+        };
+        assert!(
+            attributes
+                .get_str("a")
+                .unwrap()
+                .cel_eq(&Value::Double(1e15))
+        );
+        let over = r#"{"id":"1","source":"s","type":"t","attributes":{"a":1.0e15}}"#;
+        assert!(matches!(
+            Event::from_json(over, &bounds),
+            Err(EventError::TooLarge {
+                field: "attributes",
+                ..
+            })
+        ));
+        // A 20,000-digit number is 20,000 bytes, over the default 8 KiB.
+        let long = format!(
+            r#"{{"id":"1","source":"s","type":"t","attributes":{{"a":1.{}}}}}"#,
+            "1".repeat(20_000)
+        );
+        assert!(matches!(
+            event(&long),
+            Err(EventError::TooLarge {
+                field: "attributes",
+                ..
+            })
+        ));
+        // Integers keep their exact value and type.
+        let ints = r#"{"id":"1","source":"s","type":"t","attributes":{"i":-9223372036854775808,"u":18446744073709551615,"d":18446744073709551616}}"#;
+        let e = event(ints).unwrap();
+        let Value::Map(attributes) = e.attributes() else {
+            panic!("a map")
+        };
+        assert!(matches!(
+            attributes.get_str("i"),
+            Some(Value::Int(i64::MIN))
+        ));
+        assert!(matches!(
+            attributes.get_str("u"),
+            Some(Value::Uint(u64::MAX))
+        ));
+        assert!(matches!(attributes.get_str("d"), Some(Value::Double(_))));
+    }
+
+    #[test]
+    fn strings_count_in_canonical_escaping() {
+        let bounds = EventBounds {
+            attributes: 9,
+            ..EventBounds::DEFAULT
+        };
+        // `\u0062` is the one byte `b`: `{"a":"b"}` is 9 bytes however it was escaped.
+        let fits = r#"{"id":"1","source":"s","type":"t","attributes":{"a":"\u0062"}}"#;
+        assert!(Event::from_json(fits, &bounds).is_ok());
+        // A quote is written `\"`: `{"a":"\""}` is 10 bytes.
+        let over = r#"{"id":"1","source":"s","type":"t","attributes":{"a":"\""}}"#;
+        assert!(Event::from_json(over, &bounds).is_err());
+    }
+
+    #[test]
+    fn whitespace_never_counts() {
+        let bounds = EventBounds {
+            text: 4,
+            attributes: 9,
+            header_field: 3,
+        };
+        // Three MiB of whitespace around an event of a few bytes: accepted.
+        let spaces = " \n\t".repeat(1 << 20);
+        let pretty = format!(
+            "{{{spaces}\"id\"{spaces}:\"1\",\"source\":\"s\",\"type\":\"t\",\
+             \"attributes\":{{ \"a\" :{spaces}\"b\" }}{spaces}}}"
+        );
+        assert!(Event::from_json(&pretty, &bounds).is_ok());
+    }
+
+    #[test]
+    fn invalid_json_says_where() {
+        for (text, words) in [
+            ("{", "expected a key"),
+            (r#"{"id":"1",}"#, "expected a key"),
+            (r#"{"a":01}"#, "expected `,` or `}`"),
+            (r#"{"a":1e400}"#, "number out of range"),
+            ("{\"a\":\"\u{1}\"}", "control character"),
+            (r#"{"a":"\ud800"}"#, "surrogate"),
+            (r#"{"a":tru}"#, "expected a value"),
+            (r#"{"a":1} x"#, "trailing characters"),
+        ] {
+            let Err(EventError::Json(message)) = event(text) else {
+                panic!("{text}: not a JSON error")
+            };
+            assert!(message.contains(words), "{text}: {message}");
+            assert!(message.contains("line 1 column"), "{text}: {message}");
+        }
     }
 
     #[test]

@@ -117,8 +117,8 @@ impl MapValue {
         Ok(map)
     }
 
-    /// Builds a map from string keys known to be distinct (JSON objects: `serde_json` keeps the
-    /// last of repeated keys, so they are distinct by construction).
+    /// Builds a map from string keys known to be distinct (JSON objects: the event reader
+    /// refuses repeated keys, and `serde_json` keeps the last of them).
     pub(crate) fn from_distinct(entries: Vec<(Key, Value)>) -> MapValue {
         let deep = entries
             .iter()
@@ -130,36 +130,6 @@ impl MapValue {
         };
         map.reindex();
         map
-    }
-
-    /// Builds a map from the members of a JSON object, in document order; the last of repeated
-    /// keys wins, as in `serde_json`.
-    pub(crate) fn from_json_entries(entries: Vec<(Key, Value)>) -> MapValue {
-        let map = MapValue::from_distinct(entries);
-        let repeated = if map.sorted.is_empty() {
-            map.entries
-                .iter()
-                .enumerate()
-                .any(|(i, (k, _))| map.entries[..i].iter().any(|(earlier, _)| earlier == k))
-        } else {
-            map.sorted
-                .windows(2)
-                .any(|w| map.entries[w[0] as usize].0 == map.entries[w[1] as usize].0)
-        };
-        if !repeated {
-            return map;
-        }
-        // Keep each key's last entry, then restore document order. An ordered set keeps this
-        // O(n log n) however many repeats a hostile document holds.
-        let mut seen = std::collections::BTreeSet::new();
-        let mut last: Vec<(Key, Value)> = Vec::with_capacity(map.entries.len());
-        for (key, value) in map.entries.into_iter().rev() {
-            if seen.insert(key.clone()) {
-                last.push((key, value));
-            }
-        }
-        last.reverse();
-        MapValue::from_distinct(last)
     }
 
     fn push(&mut self, key: Key, value: Value) {

@@ -13,6 +13,7 @@
 pub mod base64;
 mod bulk;
 mod event;
+mod event_json;
 mod format;
 mod functions;
 mod interp;
@@ -28,7 +29,8 @@ mod value;
 
 use std::sync::Arc;
 
-pub use event::{Event, EventError, HEADER_FIELDS};
+pub use event::{Event, EventError, HEADER_FIELDS, MAX_NESTING};
+pub use event_json::check_json;
 pub use map::{Key, MapError, MapValue};
 pub use meter::{Clock, Limits, ManualClock, Meter, Stop, SystemClock};
 pub use value::{ListValue, TypeValue, Value};

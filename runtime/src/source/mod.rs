@@ -85,6 +85,19 @@ impl Unmapped {
 /// Maps a (verified) delivery to its event with the source's function, or says why it gives
 /// none.
 pub fn map_delivery(source: &SourceConfig, delivery: &Delivery) -> Result<Event, Unmapped> {
+    // The event reader's rules first (decision 0006): a body with two values for one key reads
+    // differently to every reader after us, so it is refused before any mapping takes one.
+    // (Text that is not JSON at all is reported by the parser below.)
+    if let Ok(text) = std::str::from_utf8(&delivery.body) {
+        match ozcheck_analyzer::eval::check_json(text) {
+            Ok(()) | Err(ozcheck_analyzer::eval::EventError::Json(_)) => {}
+            Err(refused) => {
+                return Err(Unmapped::Unreadable(format!(
+                    "the body is refused: {refused}"
+                )));
+            }
+        }
+    }
     let body: Value = serde_json::from_slice(&delivery.body)
         .map_err(|e| Unmapped::Unreadable(format!("the body is not JSON: {e}")))?;
     if !body.is_object() {
@@ -154,6 +167,20 @@ mod tests {
                 .unwrap_err()
                 .reason()
                 .contains("not JSON")
+        );
+        let twice = map_delivery(&json, &body(br#"{"id":"1","type":"t","id":"2"}"#));
+        assert!(
+            twice
+                .unwrap_err()
+                .reason()
+                .contains("two values for the key `id`")
+        );
+        let deep = format!("{{\"a\":{}1{}}}", "[".repeat(100), "]".repeat(100));
+        assert!(
+            map_delivery(&json, &body(deep.as_bytes()))
+                .unwrap_err()
+                .reason()
+                .contains("deeper than 64 levels")
         );
         assert!(
             map_delivery(&json, &body(b"[1]"))
