@@ -8,6 +8,7 @@
 mod calls;
 mod estimate;
 mod explain;
+mod libraries;
 pub mod model;
 mod poly;
 mod size;

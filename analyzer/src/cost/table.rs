@@ -231,13 +231,6 @@ pub const fn replace(haystack: u64, needle: u64, result: u64) -> u64 {
     search.saturating_add(traversal(result))
 }
 
-/// The largest result of `s.replace(old, new)` on `haystack` bytes: every code-point boundary
-/// (`haystack + 1` of them) may take a copy of `new` (an empty `old` matches at each), and no
-/// byte of `s` is lost.
-pub const fn replace_result_max(haystack: u64, new: u64) -> u64 {
-    haystack.saturating_add(haystack.saturating_add(1).saturating_mul(new))
-}
-
 /// `s.split(sep)`: the search for `sep`, as `contains`, building the list (`LIST_CREATE`) and
 /// copying the parts (one traversal of `s`).
 pub const fn split(haystack: u64, separator: u64) -> u64 {
@@ -253,22 +246,16 @@ pub const fn join(elements: u64, result: u64) -> u64 {
         .saturating_add(traversal(result))
 }
 
-/// `fmt.format(args)`: one traversal of the pattern and of the largest text the arguments may
-/// format to (`format_bound`, see the evaluator's `format` module).
-pub const fn format(pattern: u64, bound: u64) -> u64 {
-    traversal(pattern).saturating_add(traversal(bound))
+/// `pattern.format(args)`: one traversal of the pattern; every piece of text it appends is
+/// charged as an allocation when it is appended (the estimator bounds their total by the
+/// arguments' sizes).
+pub const fn format(pattern: u64) -> u64 {
+    traversal(pattern)
 }
 
 /// The largest precision `%.Nf` and `%.Ne` accept (cel-go's limit for the same reason: the
 /// digits a precision asks for are built).
 pub const FORMAT_MAX_PRECISION: u64 = 100;
-
-/// Walking one value of a list (or one key and value of a map) for CEL equality by hash, as
-/// `distinct` and the `sets` functions do: one unit per value, plus one traversal of each
-/// string or bytes value's bytes.
-pub const fn hash_walk(values: u64, bytes: u64) -> u64 {
-    values.saturating_add(traversal(bytes))
-}
 
 /// Sorting `len` values (`sort`, `sortBy`): `len · ⌈log₂ len⌉` comparisons, each at most
 /// `compare` units.

@@ -396,6 +396,8 @@ impl<'p> Interp<'p> {
 fn equality_cost(a: &Value, b: &Value) -> u64 {
     let container = |v: &Value| matches!(v, Value::List(_) | Value::Map(_));
     match (a, b) {
+        // Two optionals with values compare as their values.
+        (Value::Optional(Some(x)), Value::Optional(Some(y))) => equality_cost(x, y),
         (Value::String(_), Value::String(_)) | (Value::Bytes(_), Value::Bytes(_)) => {
             table::compare_sized(a.cost_size(), b.cost_size()).max(table::CALL)
         }
