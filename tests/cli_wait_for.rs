@@ -83,8 +83,8 @@ fn invalid_calls_exit_two_with_the_error_code() {
 }
 
 #[test]
-fn a_server_that_cannot_start_is_a_usage_error() {
-    let (code, _, stderr) = run(&[
+fn a_server_that_cannot_start_is_a_failure_in_the_same_json() {
+    let (code, stdout, _) = run(&[
         "wait-for",
         "--server",
         "ozcheck-no-such-mcp-server",
@@ -93,8 +93,130 @@ fn a_server_that_cannot_start_is_a_usage_error() {
         "--matches",
         "x",
     ]);
+    assert_eq!(code, 3);
+    let out: serde_json::Value = serde_json::from_str(&stdout).expect("one JSON object");
+    assert_eq!(out["error"]["code"], "mcp-spawn");
+    assert_eq!(out["error"]["kind"], "runtime");
+    assert!(
+        out["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("cannot start")),
+        "{stdout}"
+    );
+}
+
+/// Runs `ozcheck` and kills it if it has not ended after a generous minute, so a hang fails
+/// the test instead of stalling the suite (a liveness guard, not a timing assertion).
+fn run_guarded(args: &[&str]) -> (Option<i32>, String) {
+    let mut child = Command::new(OZCHECK)
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("runs");
+    for _ in 0..600 {
+        if child.try_wait().expect("status").is_some() {
+            let out = child.wait_with_output().expect("output");
+            return (
+                out.status.code(),
+                String::from_utf8_lossy(&out.stdout).into_owned(),
+            );
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    (None, String::new())
+}
+
+#[test]
+fn a_server_that_never_answers_the_handshake_times_out_at_the_bound() {
+    let (code, stdout) = run_guarded(&[
+        "wait-for",
+        "--server",
+        "sleep 3600",
+        "--tool",
+        "t",
+        "--matches",
+        "x",
+        "--max-wait-sec",
+        "3",
+    ]);
+    assert_eq!(
+        code,
+        Some(1),
+        "ended by itself with the timeout code: {stdout}"
+    );
+    let result: serde_json::Value = serde_json::from_str(&stdout).expect("one JSON object");
+    assert_eq!(result["reason"], "timeout");
+    assert_eq!(result["samples"], 0);
+    assert_eq!(result["effective_max_wait_sec"], 3);
+    assert_eq!(result["last_observation"], serde_json::Value::Null);
+}
+
+#[test]
+fn an_error_result_is_shown_but_never_matches() {
+    let server = server_command(r#"[{"text":"error: no Running pods","is_error":true}]"#);
+    let (code, stdout, stderr) = run(&[
+        "wait-for",
+        "--server",
+        &server,
+        "--tool",
+        "pods",
+        "--matches",
+        "Running",
+        "--poll-sec",
+        "1",
+        "--max-wait-sec",
+        "2",
+    ]);
+    assert_eq!(code, 1, "{stderr}");
+    let result: serde_json::Value = serde_json::from_str(&stdout).expect("one JSON object");
+    assert_eq!(result["reason"], "timeout");
+    assert_eq!(result["samples"], 2);
+    assert_eq!(result["last_observation"], "error: no Running pods");
+    assert_eq!(result["last_is_error"], true);
+}
+
+#[test]
+fn an_unknown_tool_lists_the_tools_the_server_has() {
+    let server = server_command(r#"[{"text":"x"}]"#);
+    let (code, stdout, _) = run(&[
+        "wait-for",
+        "--server",
+        &server,
+        "--tool",
+        "pod",
+        "--matches",
+        "x",
+    ]);
     assert_eq!(code, 2);
-    assert!(stderr.contains("cannot start"), "{stderr}");
+    let out: serde_json::Value = serde_json::from_str(&stdout).expect("one JSON object");
+    assert_eq!(out["error"]["code"], "unknown-probe-tool");
+    assert!(
+        out["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.ends_with("it offers: pods")),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn usage_errors_are_json_too() {
+    let (code, stdout, _) = run(&[
+        "wait-for",
+        "--server",
+        "x",
+        "--tool",
+        "t",
+        "--args",
+        "[",
+        "--matches",
+        "x",
+    ]);
+    assert_eq!(code, 2);
+    let out: serde_json::Value = serde_json::from_str(&stdout).expect("one JSON object");
+    assert_eq!(out["error"]["kind"], "invalid_args");
+    assert_eq!(out["error"]["code"], "usage");
 }
 
 #[test]

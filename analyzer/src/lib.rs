@@ -54,6 +54,7 @@ pub mod cost;
 mod diagnostic;
 pub mod eval;
 pub mod syntax;
+pub mod template;
 #[cfg(feature = "testgen")]
 #[doc(hidden)]
 pub mod testgen;

@@ -4,7 +4,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use ozcheck_runtime::config::{JsonMapping, SourceConfig, SourceKind};
+use ozcheck_runtime::config::{SourceConfig, SourceKind};
 use ozcheck_runtime::filter::check_bounds;
 use ozcheck_runtime::render::event_answer;
 use ozcheck_runtime::source::{Delivery, SIGNATURE_HEADER, map_delivery, sign, verify};
@@ -30,13 +30,8 @@ fuzz_target!(|data: &[u8]| {
     assert!(verify("k", body, Some(&sign("k", body))));
     for kind in [SourceKind::Github, SourceKind::Json] {
         let source = SourceConfig {
-            name: "s".into(),
-            kind,
             secret: Some("k".into()),
-            plugin: None,
-            bounds: ozcheck_analyzer::EventBounds::DEFAULT,
-            eval_cost_limit: None,
-            mapping: JsonMapping::default(),
+            ..SourceConfig::new("s", kind)
         };
         if let Ok(event) = map_delivery(&source, &delivery) {
             assert!(!event.id.is_empty() && !event.kind.is_empty());
@@ -44,6 +39,9 @@ fuzz_target!(|data: &[u8]| {
             let _ = check_bounds(&event, &source.bounds);
             let answer = event_answer(&event);
             assert_eq!(answer.matches("</event_data>").count(), 1);
+            // Nothing the sender wrote stands outside the label unescaped: the first line is
+            // one line, and only the tag and the closing tag hold a `<`.
+            assert_eq!(answer.matches('<').count(), 2);
         }
     }
 });

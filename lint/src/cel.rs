@@ -90,30 +90,7 @@ pub fn step_kind(step: &Step<'_>) -> StepKind {
     }
 }
 
-/// A `${{ … }}` in a text: the bytes of the expression inside, or an unclosed opening.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Template {
-    /// A closed template; the range is the expression between the braces.
-    Expr(Range<usize>),
-    /// `${{` without `}}`; the range is the opening.
-    Unclosed(Range<usize>),
-}
-
-/// Finds the templates of a text, left to right.
-pub fn templates(text: &str) -> Vec<Template> {
-    let mut out = Vec::new();
-    let mut at = 0;
-    while let Some(open) = text[at..].find("${{") {
-        let start = at + open + 3;
-        let Some(close) = text[start..].find("}}") else {
-            out.push(Template::Unclosed(at + open..start));
-            break;
-        };
-        out.push(Template::Expr(start..start + close));
-        at = start + close + 2;
-    }
-    out
-}
+pub use ozcheck_analyzer::template::{Template, templates};
 
 /// A `steps.<id>` (and maybe `.field`) reference in an expression.
 #[derive(Clone, Debug, PartialEq, Eq)]

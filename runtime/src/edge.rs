@@ -1,43 +1,28 @@
 //! The edge: registers waits (with look-back), routes each event through the index to the waits
-//! on its subject and on any subject, claims them through the store, fires deadlines, and
-//! fires routine and flow triggers.
+//! on its subject and on any subject, claims them through the store, and fires deadlines.
+//! Jobs ([`crate::jobs`]), trigger fires ([`crate::fires`]) and flows ([`crate::flows`]) add
+//! their methods to [`Runtime`] in their own modules.
 //!
 //! Every change of a wait goes through the store's one atomic transition, so several routers
 //! (tasks, or edges sharing one database) may call [`Runtime::route`] for the same event at once:
 //! a wait gets one event, and an event goes to one wait of a job.
 
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
 use serde_json::{Value, json};
 use tokio::sync::broadcast;
 
-use crate::args::parse_wait_args;
 use crate::clock::{Clock, DAY, Timestamp};
 use crate::config::Config;
-use crate::filter::{Filter, PreparedEvent, Stopped};
+use crate::error::RuntimeError;
+use crate::filter::{ExprRole, Filter, PreparedEvent, Stopped};
 use crate::index::ArmedWait;
+use crate::log::LogRing;
 use crate::model::{AuditRecord, Event, Job, Since, StoredEvent, Wait, WaitSpec, WaitState};
 use crate::routes::{Routes, Routing};
 use crate::store::{Candidate, Claim, Received, Store, StoreError};
 use crate::triggers::Triggers;
-
-/// Why a call was refused.
-#[derive(Debug, thiserror::Error)]
-pub enum RuntimeError {
-    /// The arguments break the documented grammar.
-    #[error("{0}")]
-    InvalidArgs(String),
-    /// Well-formed, but a rule refuses it.
-    #[error("{0}")]
-    Refused(String),
-    /// An unknown job, wait or source.
-    #[error("{0}")]
-    NotFound(String),
-    /// The store failed.
-    #[error(transparent)]
-    Store(#[from] StoreError),
-}
 
 /// A wait left the `open` state; sent to whoever subscribed (the job's workflow).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -50,37 +35,33 @@ pub struct WaitClosed {
     pub state: WaitState,
 }
 
-/// How a job starts (the parts that matter to waits).
-#[derive(Clone, Debug, Default)]
-pub struct JobStart {
-    /// The job id.
-    pub id: String,
-    /// The agent runtime (`pydantic-ai`, `openai-agents`, `acp`, `jsonl`, `remote`).
-    pub runtime: Option<String>,
-    /// The agent's `limits.timeout`.
-    pub timeout: Option<Duration>,
-    /// A shadow run.
-    pub shadow: bool,
-    /// The node's sandbox tier.
-    pub sandbox_tier: Option<u8>,
-    /// Whether the node holds the plugin's secrets.
-    pub has_secrets: bool,
+/// What the runtime is configured with, swapped whole when a plugin is saved: the
+/// configuration and its triggers, checked once.
+#[derive(Debug)]
+pub struct Setup {
+    /// The configuration.
+    pub config: Arc<Config>,
+    /// Its triggers.
+    pub triggers: Triggers,
+}
+
+impl Setup {
+    /// Checks the triggers of `config`.
+    pub fn new(config: Arc<Config>) -> Self {
+        let triggers = Triggers::compile(&config);
+        Self { config, triggers }
+    }
 }
 
 /// The reference runtime on one store. Share it in an `Arc`; every method may run concurrently.
 pub struct Runtime<S: Store> {
     store: Arc<S>,
     clock: Arc<dyn Clock>,
-    config: Arc<Config>,
-    triggers: Triggers,
+    setup: RwLock<Arc<Setup>>,
     routes: Routes,
     signals: broadcast::Sender<WaitClosed>,
-    log: Mutex<Vec<String>>,
+    log: LogRing,
 }
-
-/// An ACP session's wait ends at two hours when the agent has no timeout (E6).
-const ACP_DEFAULT_TIMEOUT: Duration = Duration::from_secs(2 * 3600);
-const HOUR: Duration = Duration::from_secs(3600);
 
 impl<S: Store> Runtime<S> {
     /// Starts the only edge on `store` ([`Routing::Local`]).
@@ -102,23 +83,24 @@ impl<S: Store> Runtime<S> {
         routing: &Routing,
     ) -> Result<Arc<Self>, StoreError> {
         let (signals, _) = broadcast::channel(1024);
-        let triggers = Triggers::compile(&config);
         let rt = Arc::new(Self {
             store,
             clock,
-            config,
-            triggers,
+            setup: RwLock::new(Arc::new(Setup::new(config))),
             routes: Routes::new(routing),
             signals,
-            log: Mutex::new(Vec::new()),
+            log: LogRing::default(),
         });
+        for line in rt.config().warnings() {
+            rt.log(line);
+        }
         if !rt.routes.is_shared() {
             for wait in rt.store.open_waits().await? {
                 match rt.compile_filter(&wait.spec) {
                     Ok(filter) => rt.routes.arm(ArmedWait { wait, filter }),
                     Err(reason) => {
                         let now = rt.now();
-                        rt.close(&wait, WaitState::Refused, Some(&reason), now)
+                        rt.close(&wait, WaitState::Refused, Some(&reason.to_string()), now)
                             .await?;
                     }
                 }
@@ -147,45 +129,6 @@ impl<S: Store> Runtime<S> {
         }
     }
 
-    /// Continues flows that stopped between two steps (a crash after one step's wait closed and
-    /// before the next one was registered): each started flow job without an open wait goes on
-    /// after its last registered step.
-    async fn resume_flows(&self) -> Result<(), StoreError> {
-        for fire in self.store.fires().await? {
-            if fire.kind != "flow" || fire.state != crate::model::FireState::Started {
-                continue;
-            }
-            let Some(flow) = self.config.flows.iter().position(|f| f.name == fire.name) else {
-                continue;
-            };
-            let prefix = format!("event-{}-", fire.name);
-            let Some(event_id) = fire.job.strip_prefix(&prefix) else {
-                continue;
-            };
-            let source = &self.config.flows[flow].trigger.event.source;
-            let Some(trigger) = self.store.event(source, event_id).await? else {
-                continue;
-            };
-            let waits = self.store.waits_of_job(&fire.job).await?;
-            if waits.iter().any(|w| w.state == WaitState::Open) {
-                continue;
-            }
-            let steps = &self.config.flows[flow].steps;
-            let done = waits
-                .iter()
-                .filter_map(|w| {
-                    let id = w.name.strip_prefix(&format!("{}/", fire.job))?;
-                    steps.iter().position(|s| s.id == id)
-                })
-                .max();
-            let next = done.map_or(0, |i| i + 1);
-            if next < steps.len() {
-                self.run_flow(&fire.job, flow, next, &trigger.event).await?;
-            }
-        }
-        Ok(())
-    }
-
     /// The current time on the runtime's clock.
     pub fn now(&self) -> Timestamp {
         self.clock.now()
@@ -196,9 +139,27 @@ impl<S: Store> Runtime<S> {
         &self.store
     }
 
-    /// The configuration.
-    pub fn config(&self) -> &Config {
-        &self.config
+    /// The configuration and triggers in force.
+    pub fn setup(&self) -> Arc<Setup> {
+        self.setup
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+
+    /// The configuration in force.
+    pub fn config(&self) -> Arc<Config> {
+        self.setup().config.clone()
+    }
+
+    /// Puts a new configuration in force (a plugin was saved): its triggers fire on the next
+    /// event. The caller has checked it ([`crate::configure::check`]).
+    pub fn reconfigure(&self, config: Arc<Config>) {
+        let setup = Arc::new(Setup::new(config));
+        *self
+            .setup
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = setup;
     }
 
     /// Signals of waits that closed, from now on.
@@ -206,13 +167,14 @@ impl<S: Store> Runtime<S> {
         self.signals.subscribe()
     }
 
-    /// Log lines (refusals beyond the first of their minute).
+    /// The newest log lines (refusals beyond the first of their minute, skipped fires, …).
     pub fn log_lines(&self) -> Vec<String> {
-        lock(&self.log).clone()
+        self.log.lines()
     }
 
+    /// Logs a line (to `tracing`, and to the bounded ring the API reads).
     pub(crate) fn log(&self, line: String) {
-        lock(&self.log).push(line);
+        self.log.push(line);
     }
 
     /// How many waits are armed in the edge's index (for an edge sharing its database: how
@@ -240,97 +202,43 @@ impl<S: Store> Runtime<S> {
         self.store.append_audit(&record).await
     }
 
-    fn compile_filter(&self, spec: &WaitSpec) -> Result<Option<Filter>, String> {
-        let source = self.config.source(&spec.source);
+    fn compile_filter(&self, spec: &WaitSpec) -> Result<Option<Filter>, crate::filter::Refusal> {
+        let config = self.config();
+        let source = config.source(&spec.source);
         let bounds = source.map(|s| s.bounds).unwrap_or_default();
-        let limit = source.and_then(|s| s.eval_cost_limit);
+        let hooks = source
+            .map(crate::config::SourceConfig::hooks)
+            .unwrap_or_default();
         spec.filter
             .as_deref()
-            .map(|f| Filter::compile_with_limit(f, &bounds, limit))
+            .map(|f| Filter::compile_as(ExprRole::Filter, f, &bounds, hooks))
             .transpose()
     }
 
-    /// Starts a job; its `since: job` waits count events from now on.
-    pub async fn start_job(&self, start: &JobStart) -> Result<Job, RuntimeError> {
-        let now = self.now();
-        let runtime = start
-            .runtime
-            .clone()
-            .unwrap_or_else(|| "pydantic-ai".into());
-        let timeout = match (runtime.as_str(), start.timeout) {
-            ("acp", None) => Some(ACP_DEFAULT_TIMEOUT),
-            (_, t) => t,
-        };
-        let job = Job {
-            id: start.id.clone(),
-            started_at: now,
-            start_seq: self.store.last_seq().await?,
-            deadline: timeout.map(|t| now.plus(t)),
-            runtime,
-            shadow: start.shadow,
-            sandboxed: start.sandbox_tier == Some(1) && !start.has_secrets,
-            outside_started: false,
-        };
-        if !self.store.insert_job(&job).await? {
-            return Err(RuntimeError::InvalidArgs(format!(
-                "a job `{}` exists already",
-                job.id
-            )));
-        }
-        Ok(job)
-    }
-
-    /// `oz.wait_for_event`: validates the arguments, registers the wait, looks back through the
-    /// retained events and arms it. Returns the wait as it stands afterwards.
-    pub async fn wait_for_event(
-        &self,
-        job: &str,
-        name: &str,
-        args: &Value,
-    ) -> Result<Wait, RuntimeError> {
-        let spec = parse_wait_args(args).map_err(RuntimeError::InvalidArgs)?;
-        let job = self
-            .store
-            .job(job)
-            .await?
-            .ok_or_else(|| RuntimeError::NotFound(format!("no job `{job}`")))?;
-        match job.runtime.as_str() {
-            "jsonl" => {
-                return Err(RuntimeError::Refused(
-                    "a JSON-lines harness session cannot wait for events".into(),
-                ));
-            }
-            "remote" => {
-                return Err(RuntimeError::Refused(
-                    "a remote agent cannot wait for events".into(),
-                ));
-            }
-            "acp" if !job.sandboxed => {
-                return Err(RuntimeError::Refused(
-                    "an ACP session waits for events only on a node with sandbox tier 1 and without its plugin's secrets".into(),
-                ));
-            }
-            _ => {}
-        }
-        self.register(&job, name, spec).await
-    }
-
-    /// Registers a validated wait for `job` (also used by flow steps).
+    /// Registers a validated wait for `job` (tool calls and flow steps alike): refused for an
+    /// ended job; timed out at once when the job's own deadline has passed (E2); otherwise
+    /// armed, then the retained events are looked back through (E15).
     pub(crate) async fn register(
         &self,
         job: &Job,
         name: &str,
         spec: WaitSpec,
     ) -> Result<Wait, RuntimeError> {
-        if self.config.source(&spec.source).is_none() {
-            return Err(RuntimeError::NotFound(format!(
-                "no event source `{}`",
-                spec.source
-            )));
+        if job.ended_at.is_some() {
+            return Err(RuntimeError::refused(
+                "job-ended",
+                format!("the job `{}` has ended: it cannot wait", job.id),
+            ));
         }
-        let filter = self
-            .compile_filter(&spec)
-            .map_err(|reason| RuntimeError::Refused(format!("the filter is refused: {reason}")))?;
+        if self.config().source(&spec.source).is_none() {
+            return Err(RuntimeError::not_found(
+                "unknown-source",
+                format!("no event source `{}`", spec.source),
+            ));
+        }
+        let filter = self.compile_filter(&spec).map_err(|r| {
+            RuntimeError::refused(r.code, format!("the filter is refused: {}", r.message))
+        })?;
         let now = self.now();
         let mut deadline = now.plus(spec.timeout);
         if let Some(job_deadline) = job.deadline {
@@ -352,18 +260,18 @@ impl<S: Store> Runtime<S> {
             event: None,
             reason: None,
         };
-        wait.seq =
-            self.store.insert_wait(&wait).await?.ok_or_else(|| {
-                RuntimeError::InvalidArgs(format!("a wait `{name}` exists already"))
-            })?;
+        wait.seq = self.store.insert_wait(&wait).await?.ok_or_else(|| {
+            RuntimeError::conflict("wait-exists", format!("a wait `{name}` exists already"))
+        })?;
         if job.shadow {
-            self.close(
-                &wait,
-                WaitState::Refused,
-                Some("shadow run: no event is waited for"),
-                now,
-            )
-            .await?;
+            let reason = "shadow run: no event is waited for";
+            self.close(&wait, WaitState::Refused, Some(reason), now)
+                .await?;
+            return self.wait_named(name).await;
+        }
+        if deadline <= now {
+            // The job's own time is up: nothing is looked back at, nothing is taken.
+            self.close(&wait, WaitState::TimedOut, None, now).await?;
             return self.wait_named(name).await;
         }
         // Armed before the look-back, so an event that arrives meanwhile is routed to it; the
@@ -381,7 +289,7 @@ impl<S: Store> Runtime<S> {
         self.store
             .wait(name)
             .await?
-            .ok_or_else(|| RuntimeError::NotFound(format!("no wait `{name}`")))
+            .ok_or_else(|| RuntimeError::not_found("unknown-wait", format!("no wait `{name}`")))
     }
 
     async fn look_back(&self, wait: &Wait, filter: Option<&Filter>) -> Result<(), StoreError> {
@@ -461,7 +369,7 @@ impl<S: Store> Runtime<S> {
         }
     }
 
-    async fn close(
+    pub(crate) async fn close(
         &self,
         wait: &Wait,
         state: WaitState,
@@ -483,9 +391,6 @@ impl<S: Store> Runtime<S> {
             job: wait.job.clone(),
             state,
         });
-        if self.config.flows.is_empty() {
-            return Ok(());
-        }
         Box::pin(self.continue_flow(wait)).await
     }
 
@@ -539,7 +444,7 @@ impl<S: Store> Runtime<S> {
     /// the claims' transaction when no trigger watches its source).
     async fn route_and_fire(&self, stored: &StoredEvent) -> Result<(), StoreError> {
         let event = &stored.event;
-        let triggers = self.triggers.watches(&event.source);
+        let triggers = self.setup().triggers.watches(&event.source);
         self.route_marking(stored, !triggers).await?;
         if triggers {
             self.fire_triggers(stored).await?;
@@ -560,7 +465,7 @@ impl<S: Store> Runtime<S> {
         mark_routed: bool,
     ) -> Result<Vec<String>, StoreError> {
         let event = &stored.event;
-        let compile = |spec: &WaitSpec| self.compile_filter(spec);
+        let compile = |spec: &WaitSpec| self.compile_filter(spec).map_err(|r| r.to_string());
         let found = self
             .routes
             .candidates(&*self.store, &event.source, &event.subject, &compile)
@@ -614,139 +519,6 @@ impl<S: Store> Runtime<S> {
         Ok(matched)
     }
 
-    async fn fire_triggers(&self, stored: &StoredEvent) -> Result<(), StoreError> {
-        if !self.triggers.watches(&stored.event.source) {
-            return Ok(());
-        }
-        let Ok(prepared) = PreparedEvent::new(&stored.event) else {
-            return Ok(());
-        };
-        let fires = self.triggers.matching(&stored.event, &prepared);
-        for fire in fires {
-            crate::triggers::fire(self, fire, stored, &prepared).await?;
-        }
-        Ok(())
-    }
-
-    /// Starts the job of a fire (used by triggers).
-    pub(crate) async fn start_fired_job(
-        &self,
-        id: &str,
-        stored: &StoredEvent,
-    ) -> Result<(), StoreError> {
-        let job = Job {
-            id: id.to_owned(),
-            started_at: self.now(),
-            start_seq: stored.seq,
-            deadline: None,
-            runtime: "pydantic-ai".into(),
-            shadow: false,
-            sandboxed: true,
-            outside_started: true,
-        };
-        self.store.insert_job(&job).await?;
-        self.store.mark_outside_started(id).await
-    }
-
-    /// Runs a flow's steps from `index` on: registers each `wait_for_event` step's wait and stops
-    /// at the first that stays open.
-    pub(crate) async fn run_flow(
-        &self,
-        job_id: &str,
-        flow: usize,
-        index: usize,
-        trigger: &Event,
-    ) -> Result<(), StoreError> {
-        let Some(job) = self.store.job(job_id).await? else {
-            return Ok(());
-        };
-        let steps = &self.config.flows[flow].steps;
-        for step in steps.iter().skip(index) {
-            let Some(args) = &step.wait_for_event else {
-                continue;
-            };
-            let name = format!("{job_id}/{}", step.id);
-            let args = crate::triggers::expand_templates(args, trigger);
-            let result = match parse_wait_args(&args) {
-                Ok(spec) => self.register(&job, &name, spec).await,
-                Err(reason) => Err(RuntimeError::InvalidArgs(reason)),
-            };
-            match result {
-                Ok(wait) if wait.state == WaitState::Open => return Ok(()),
-                // A closed wait continued the flow already (through `closed`).
-                Ok(_) => return Ok(()),
-                Err(RuntimeError::Store(e)) => return Err(e),
-                Err(other) => {
-                    self.log(format!("flow step {name} did not start: {other}"));
-                }
-            }
-        }
-        Ok(())
-    }
-
-    async fn continue_flow(&self, wait: &Wait) -> Result<(), StoreError> {
-        let Some((flow, step, trigger)) = self.flow_step_of(wait).await? else {
-            return Ok(());
-        };
-        self.run_flow(&wait.job, flow, step + 1, &trigger).await
-    }
-
-    async fn flow_step_of(&self, wait: &Wait) -> Result<Option<(usize, usize, Event)>, StoreError> {
-        let Some(step_id) = wait.name.strip_prefix(&format!("{}/", wait.job)) else {
-            return Ok(None);
-        };
-        for (i, flow) in self.config.flows.iter().enumerate() {
-            let Some(event_id) = wait.job.strip_prefix(&format!("event-{}-", flow.name)) else {
-                continue;
-            };
-            let Some(step) = flow.steps.iter().position(|s| s.id == step_id) else {
-                continue;
-            };
-            let Some(trigger) = self
-                .store
-                .event(&flow.trigger.event.source, event_id)
-                .await?
-            else {
-                continue;
-            };
-            return Ok(Some((i, step, trigger.event)));
-        }
-        Ok(None)
-    }
-
-    /// A job calls one of its safe outputs (E10): applied now for `apply: now`, otherwise
-    /// queued until the job ends.
-    pub async fn call_output(
-        &self,
-        job: &str,
-        name: &str,
-        apply_now: bool,
-    ) -> Result<(), RuntimeError> {
-        if self.store.job(job).await?.is_none() {
-            return Err(RuntimeError::NotFound(format!("no job `{job}`")));
-        }
-        self.store
-            .record_output(job, name, apply_now, self.now())
-            .await?;
-        Ok(())
-    }
-
-    /// A job ends: its queued outputs are applied, and a wait still open is refused (nobody is
-    /// left to read its answer).
-    pub async fn end_job(&self, job: &str) -> Result<(), RuntimeError> {
-        let now = self.now();
-        if !self.store.end_job(job, now).await? {
-            return Err(RuntimeError::NotFound(format!("no running job `{job}`")));
-        }
-        for wait in self.store.waits_of_job(job).await? {
-            if wait.state == WaitState::Open {
-                self.close(&wait, WaitState::Refused, Some("the job ended"), now)
-                    .await?;
-            }
-        }
-        Ok(())
-    }
-
     /// The E5 lines for every open wait.
     pub async fn waiting_lines(&self) -> Result<Vec<String>, StoreError> {
         let now = self.now();
@@ -757,11 +529,6 @@ impl<S: Store> Runtime<S> {
             .iter()
             .map(|w| crate::render::waiting_line(&w.spec, now.until(w.deadline)))
             .collect())
-    }
-
-    /// Sliding one-hour window start for fire limits.
-    pub(crate) fn hour_window(&self) -> Timestamp {
-        self.now().minus(HOUR).plus(Duration::from_millis(1))
     }
 
     /// Forgets events older than the one-day retention (on a shared database, only the edge
@@ -791,8 +558,3 @@ impl<S: Store> Runtime<S> {
 /// How long an unrouted event is left to the edge that is routing it before the sweeper
 /// routes it (routing twice is harmless, but wasted work).
 pub const REROUTE_AFTER: Duration = Duration::from_secs(5);
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    // The guarded values are left consistent before any call that could panic.
-    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
-}

@@ -5,8 +5,10 @@
 //! Keeping this wiring in one module means the evaluator can change without touching the edge.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use ozcheck_analyzer::check::Env;
+use ozcheck_analyzer::eval::meter::ManualClock;
 use ozcheck_analyzer::eval::{self, EvalError, Limits, Program};
 use ozcheck_analyzer::{
     EventBounds, Options, Report, Verdict, check_expression, check_filter, compile,
@@ -50,53 +52,78 @@ pub enum Stopped {
     Error(String),
 }
 
+/// A filter or `sender` expression the analyzer refused: its diagnostic code and message.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct Refusal {
+    /// The analyzer's code (`cost-over-limit`, `expression-too-long`, `unknown-field`, …).
+    pub code: &'static str,
+    /// The analyzer's message.
+    pub message: String,
+}
+
+/// Where an expression runs: a filter (a boolean over `event`) or a trigger's `sender` (a
+/// string over `event`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ExprRole {
+    /// A wait's or trigger's `filter`.
+    Filter,
+    /// A trigger's `sender`.
+    Sender,
+}
+
+/// Test hooks of a source's evaluations, for filters and `sender` alike: they make the meter's
+/// stops reachable for an expression that passed the static check.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct EvalHooks {
+    /// The cost limit of one evaluation, apart from the static limit.
+    pub cost_limit: Option<u64>,
+    /// Each read of the evaluation's clock moves it on by this much, so the 250 ms deadline
+    /// passes after a known number of reads.
+    pub clock_step: Option<Duration>,
+}
+
 impl Filter {
-    /// Checks `source` statically (size, syntax, types, worst-case cost over `bounds`) and
-    /// returns the filter, or the reason it is refused.
-    pub fn compile(source: &str, bounds: &EventBounds) -> Result<Filter, String> {
-        Self::compile_with_limit(source, bounds, None)
-    }
-
-    /// Like [`Filter::compile`], with the evaluation's cost limit set apart from the static
-    /// limit (a source's `eval_cost_limit`, a test hook that makes a meter stop reachable).
-    pub fn compile_with_limit(
-        source: &str,
-        bounds: &EventBounds,
-        eval_limit: Option<u64>,
-    ) -> Result<Filter, String> {
-        let mut filter = Self::compile_static(source, bounds)?;
-        if let Some(limit) = eval_limit {
-            filter.limits = filter.limits.with_cost(Some(limit));
-        }
-        Ok(filter)
-    }
-
-    fn compile_static(source: &str, bounds: &EventBounds) -> Result<Filter, String> {
-        let options = Options {
-            bounds: *bounds,
-            ..Options::default()
-        };
-        Self::from_report(
-            source,
-            &check_filter(source, &options),
-            &Env::filter(),
-            &options,
-        )
+    /// Checks a filter statically (size, syntax, types, worst-case cost over `bounds`) and
+    /// returns it, or the analyzer's refusal.
+    pub fn compile(source: &str, bounds: &EventBounds) -> Result<Filter, Refusal> {
+        Self::compile_as(ExprRole::Filter, source, bounds, EvalHooks::default())
     }
 
     /// Checks a trigger's `sender` expression (CEL over `event` giving a string).
-    pub fn compile_sender(source: &str, bounds: &EventBounds) -> Result<Filter, String> {
+    pub fn compile_sender(source: &str, bounds: &EventBounds) -> Result<Filter, Refusal> {
+        Self::compile_as(ExprRole::Sender, source, bounds, EvalHooks::default())
+    }
+
+    /// Checks an expression in `role` and sets its evaluations' limits, with `hooks` applied.
+    pub fn compile_as(
+        role: ExprRole,
+        source: &str,
+        bounds: &EventBounds,
+        hooks: EvalHooks,
+    ) -> Result<Filter, Refusal> {
         let options = Options {
             bounds: *bounds,
             ..Options::default()
         };
-        let env = Env::sender();
-        Self::from_report(
-            source,
-            &check_expression(source, &env, &options),
-            &env,
-            &options,
-        )
+        let (env, report) = match role {
+            ExprRole::Filter => (Env::filter(), check_filter(source, &options)),
+            ExprRole::Sender => {
+                let env = Env::sender();
+                let report = check_expression(source, &env, &options);
+                (env, report)
+            }
+        };
+        let mut filter = Self::from_report(source, &report, &env, &options)?;
+        if let Some(limit) = hooks.cost_limit {
+            filter.limits = filter.limits.with_cost(Some(limit));
+        }
+        if let Some(step) = hooks.clock_step {
+            filter.limits = filter
+                .limits
+                .with_clock(Arc::new(ManualClock::stepping(step)));
+        }
+        Ok(filter)
     }
 
     fn from_report(
@@ -104,12 +131,12 @@ impl Filter {
         report: &Report,
         env: &Env,
         options: &Options,
-    ) -> Result<Filter, String> {
+    ) -> Result<Filter, Refusal> {
         if report.verdict == Verdict::Refused {
-            return Err(first_message(&report.diagnostics));
+            return Err(first_refusal(&report.diagnostics));
         }
-        let checked = compile(source, env, options).map_err(|d| first_message(&d))?;
-        let program = Program::from_checked(&checked).map_err(|d| first_message(&d))?;
+        let checked = compile(source, env, options).map_err(|d| first_refusal(&d))?;
+        let program = Program::from_checked(&checked).map_err(|d| first_refusal(&d))?;
         Ok(Filter {
             source: source.to_owned(),
             program: Arc::new(program),
@@ -142,14 +169,20 @@ impl Filter {
     }
 }
 
-fn first_message(diagnostics: &[ozcheck_analyzer::Diagnostic]) -> String {
+fn first_refusal(diagnostics: &[ozcheck_analyzer::Diagnostic]) -> Refusal {
     diagnostics
         .iter()
         .find(|d| d.severity == ozcheck_analyzer::Severity::Error)
         .or(diagnostics.first())
         .map_or_else(
-            || "the expression is refused".to_owned(),
-            |d| d.message.clone(),
+            || Refusal {
+                code: "refused",
+                message: "the expression is refused".to_owned(),
+            },
+            |d| Refusal {
+                code: d.code,
+                message: d.message.clone(),
+            },
         )
 }
 
@@ -214,7 +247,8 @@ mod tests {
     #[test]
     fn an_oversized_filter_is_refused_statically() {
         let long = format!("event.text == '{}'", "a".repeat(1100));
-        assert!(Filter::compile(&long, &EventBounds::DEFAULT).is_err());
+        let refusal = Filter::compile(&long, &EventBounds::DEFAULT).unwrap_err();
+        assert_eq!(refusal.code, "expression-too-long", "{refusal:?}");
     }
 
     #[test]
@@ -228,5 +262,42 @@ mod tests {
         assert!(matches!(missing.matches(&ev), Err(Stopped::Error(_))));
         let sender = Filter::compile_sender("event.attributes.a", &EventBounds::DEFAULT).unwrap();
         assert_eq!(sender.evaluate(&ev), Ok(Value::String("bc".into())));
+    }
+
+    #[test]
+    fn hooks_stop_senders_as_they_stop_filters() {
+        let ev = PreparedEvent::new(&event()).unwrap();
+        let cheap = EvalHooks {
+            cost_limit: Some(1),
+            clock_step: None,
+        };
+        for role in [ExprRole::Filter, ExprRole::Sender] {
+            let expr = match role {
+                ExprRole::Filter => "event.attributes.a + event.text == 'bchello'",
+                ExprRole::Sender => "event.attributes.a + event.text",
+            };
+            let f = Filter::compile_as(role, expr, &EventBounds::DEFAULT, cheap).unwrap();
+            assert!(
+                matches!(f.evaluate(&ev), Err(Stopped::Limit(m)) if m.contains("cost limit")),
+                "{role:?}"
+            );
+        }
+        // A clock that jumps a second at every read stops the first evaluation that reads it
+        // twice: one long enough to start the clock and check it again.
+        let slow = EvalHooks {
+            cost_limit: None,
+            clock_step: Some(Duration::from_secs(1)),
+        };
+        let long = Event {
+            text: "x".repeat(16 * 1024),
+            ..event()
+        };
+        let ev = PreparedEvent::new(&long).unwrap();
+        let expr = "event.text + event.text + event.text";
+        let f = Filter::compile_as(ExprRole::Sender, expr, &EventBounds::DEFAULT, slow).unwrap();
+        assert!(
+            matches!(f.evaluate(&ev), Err(Stopped::Limit(m)) if m.contains("deadline")),
+            "the deadline did not stop it"
+        );
     }
 }

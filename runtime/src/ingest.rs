@@ -8,7 +8,7 @@ use serde_json::json;
 use crate::edge::Runtime;
 use crate::filter::check_bounds;
 use crate::model::Event;
-use crate::source::{Delivery, SIGNATURE_HEADER, map_delivery, verify};
+use crate::source::{Delivery, SIGNATURE_HEADER, Unmapped, map_delivery, verify};
 use crate::store::{Store, StoreError};
 
 /// What became of a delivery.
@@ -71,12 +71,18 @@ impl<S: Store> Runtime<S> {
         .await?;
         let event = match map_delivery(&config, delivery) {
             Ok(event) => event,
-            Err(reason) => {
+            Err(Unmapped::Unreadable(reason)) => {
                 // Nothing about this delivery is recorded as done, so sending it again runs the
                 // source's function again.
                 self.audit("event.failed", json!({"source": source, "reason": reason}))
                     .await?;
                 return Ok(Delivered::status(422, reason));
+            }
+            Err(Unmapped::Unbound(reason)) => {
+                // An unsigned header contradicts the signed body (E11): the event it would give
+                // is not the one the sender signed, so nothing is routed.
+                self.refuse(source, "binding", &reason).await?;
+                return Ok(Delivered::status(400, reason));
             }
         };
         if let Err(reason) = check_bounds(&event, &config.bounds) {

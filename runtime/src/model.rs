@@ -194,6 +194,8 @@ pub struct Job {
     pub sandboxed: bool,
     /// Whether an outside event has reached it (E11).
     pub outside_started: bool,
+    /// When it ended; an ended job neither waits nor takes events.
+    pub ended_at: Option<Timestamp>,
 }
 
 /// Whether a trigger fire started.

@@ -14,7 +14,9 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use serde_json::json;
 
-use crate::edge::{JobStart, Runtime, RuntimeError};
+use crate::edge::Runtime;
+use crate::error::RuntimeError;
+use crate::jobs::JobStart;
 use crate::model::WaitState;
 use crate::render::waiting_line;
 use crate::source::Delivery;
@@ -73,9 +75,10 @@ async fn deliver<S: Store>(
 
 fn refused(e: &RuntimeError) -> Response {
     let status = match e {
-        RuntimeError::InvalidArgs(_) => StatusCode::BAD_REQUEST,
-        RuntimeError::Refused(_) => StatusCode::FORBIDDEN,
-        RuntimeError::NotFound(_) => StatusCode::NOT_FOUND,
+        RuntimeError::InvalidArgs { .. } => StatusCode::BAD_REQUEST,
+        RuntimeError::Refused { .. } => StatusCode::FORBIDDEN,
+        RuntimeError::NotFound { .. } => StatusCode::NOT_FOUND,
+        RuntimeError::Conflict { .. } => StatusCode::CONFLICT,
         RuntimeError::Store(_) => StatusCode::INTERNAL_SERVER_ERROR,
     };
     (status, axum::Json(json!({"error": e.to_string()}))).into_response()
@@ -162,12 +165,7 @@ async fn wait<S: Store>(State(rt): State<Arc<Runtime<S>>>, Path(name): Path<Stri
         },
         None => None,
     };
-    let answer = match (wait.state, &event) {
-        (WaitState::Open, _) => None,
-        (WaitState::Matched, Some(e)) => Some(crate::render::event_answer(e)),
-        (WaitState::Refused, _) => wait.reason.clone(),
-        _ => Some(crate::render::no_event_answer(&wait.spec)),
-    };
+    let answer = crate::render::wait_answer(&wait, event.as_ref());
     axum::Json(json!({"wait": wait.name, "state": wait.state.as_str(), "answer": answer}))
         .into_response()
 }

@@ -262,6 +262,7 @@ async fn a_flow_stopped_between_two_steps_goes_on_at_start() {
         shadow: false,
         sandboxed: true,
         outside_started: true,
+        ended_at: None,
     };
     store.insert_job(&job).await.unwrap();
     let first = Wait {

@@ -233,11 +233,42 @@ async fn output_one_byte_over_256_kib_fails_the_wait_mid_poll() {
 }
 
 #[tokio::test(start_paused = true)]
-async fn is_error_results_are_observations() {
+async fn is_error_results_are_samples_that_never_satisfy_the_condition() {
     let script = "- {calls: 1, text: 'NotFound', is_error: true}\n- {text: Found}";
     let (result, _) = wait(script, call(&json!({"matches": "^Found"}), 1, 5)).await;
     let result = result.expect("isError does not fail the wait");
     assert_eq!((result.reason, result.samples), (StopReason::Matched, 2));
+    assert!(!result.last_is_error);
+
+    // An error text that matches `matches`, that does not match `not_matches`, or that stays
+    // the same for the quiet window is still not the condition holding.
+    let failing = "- {text: 'error: Running is not a valid argument', is_error: true}";
+    for until in [
+        json!({"matches": "Running"}),
+        json!({"not_matches": "Pending"}),
+        json!({"quiet_for_sec": 2}),
+    ] {
+        let (result, _) = wait(failing, call(&until, 1, 5)).await;
+        let result = result.expect("a timeout is a result");
+        assert_eq!(result.reason, StopReason::Timeout, "{until}");
+        assert_eq!(result.samples, 5, "{until}");
+        assert!(result.last_is_error, "{until}");
+        assert_eq!(
+            result.last_observation.as_deref(),
+            Some("error: Running is not a valid argument")
+        );
+    }
+
+    // An error in the middle of a quiet window ends it: the window restarts after it.
+    let flapping =
+        "- {calls: 1..2, text: same}\n- {calls: 3, text: same, is_error: true}\n- {text: same}";
+    let (result, _) = wait(flapping, call(&json!({"quiet_for_sec": 2}), 1, 10)).await;
+    let result = result.expect("a result");
+    assert_eq!(result.reason, StopReason::Settled);
+    assert_eq!(
+        result.elapsed_sec, 5.0,
+        "window reopened at t=3, held at t=5"
+    );
 }
 
 #[tokio::test(start_paused = true)]
@@ -263,6 +294,10 @@ async fn a_probe_the_server_does_not_offer_is_rejected_before_any_call() {
     assert_eq!(
         (error.kind(), error.error_code()),
         ("invalid_args", "unknown-probe-tool")
+    );
+    assert!(
+        error.to_string().ends_with("; it offers: probe"),
+        "the message lists the server's tools: {error}"
     );
     assert_eq!(server.calls("probe"), 0);
 }

@@ -129,6 +129,20 @@ fn omitted_durations_take_the_documented_defaults() {
     assert_eq!((wait.poll_sec, wait.effective_max_wait_sec), (5, 300));
     assert!(wait.probe_args.is_empty());
     assert!(matches!(wait.until, Until::QuietForSec(30)));
+    // A short bound alone is a valid call: the default poll interval fits under it.
+    let short = |max: u64| {
+        WaitFor::from_json(
+            &json!({"probe": {"tool": "pods"}, "until": {"matches": "x"}, "max_wait_sec": max}),
+        )
+        .map(|w| w.poll_sec)
+    };
+    assert_eq!(short(6), Ok(5));
+    assert_eq!(short(3), Ok(2));
+    assert_eq!(short(1), Ok(1));
+    // A poll interval the worker gave is still held to the rule.
+    let given = json!({"probe": {"tool": "pods"}, "until": {"matches": "x"},
+                       "poll_sec": 3, "max_wait_sec": 3});
+    assert_eq!(code(&given), "poll-not-below-max-wait");
 }
 
 #[test]

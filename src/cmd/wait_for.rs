@@ -1,16 +1,20 @@
 //! `ozcheck wait-for`: runs one probe wait against a real MCP server and prints its result.
 //!
 //! The server is started as a child process from `--server` and spoken to over stdio; the call
-//! is validated and run by the reference runtime exactly as a worker's `wait_for` would be.
-//! Exit codes: 0 when the condition held (`matched` or `settled`), 1 on `timeout` or when a
-//! probe failed while the wait ran, 2 on a usage error, an invalid call or a server that
-//! cannot be started.
+//! is validated and run by the reference runtime exactly as a worker's `wait_for` would be, and
+//! the server's start and handshake count against `--max-wait-sec` (a server that never answers
+//! ends the wait with `timeout`). Stdout is one JSON object: the result, or `{"error": {kind,
+//! code, message}}` for every error after the flags parsed.
+//!
+//! Exit codes: 0 the condition held (`matched` or `settled`); 1 `timeout`; 2 a usage error or an
+//! invalid call; 3 a failure (the server could not be started or broke the handshake, or a probe
+//! failed while the wait ran).
 
 use std::process::ExitCode;
 
 use clap::Args;
 use ozcheck_runtime::probe::observe::ToolCallEvents;
-use ozcheck_runtime::probe::{McpManager, StopReason, WaitError, WaitForTool};
+use ozcheck_runtime::probe::{StopReason, WaitError, wait_on_server};
 use serde_json::{Map, Value, json};
 
 /// Arguments of `ozcheck wait-for`.
@@ -52,6 +56,13 @@ pub struct UntilArgs {
     pub quiet_for_sec: Option<u64>,
 }
 
+/// Exit code of a wait that timed out.
+const EXIT_TIMEOUT: u8 = 1;
+/// Exit code of a usage error or an invalid call.
+const EXIT_USAGE: u8 = 2;
+/// Exit code of a failure: no server, a broken handshake, a probe that failed mid-wait.
+const EXIT_FAILURE: u8 = 3;
+
 /// Runs the subcommand.
 pub fn run(args: &WaitForArgs) -> ExitCode {
     let call = match call_json(args) {
@@ -68,42 +79,52 @@ pub fn run(args: &WaitForArgs) -> ExitCode {
         .build()
     {
         Ok(runtime) => runtime,
-        Err(e) => return usage(&e.to_string()),
+        Err(e) => return failure("runtime-start", &e.to_string()),
     };
-    runtime.block_on(async {
-        let manager = match McpManager::spawn(&words[0], &words[1..]).await {
-            Ok(manager) => manager,
-            Err(e) => return usage(&e.to_string()),
-        };
-        let outcome = WaitForTool::new(&manager, ToolCallEvents::default())
-            .call("cli", &call)
-            .await;
-        manager.close().await;
-        match outcome {
-            Ok(result) => {
-                // Struct order (reason first) reads better than sorted keys.
-                let text = serde_json::to_string(&result).unwrap_or_default();
-                println!("{text}");
-                if result.reason == StopReason::Timeout {
-                    ExitCode::from(1)
-                } else {
-                    ExitCode::SUCCESS
-                }
-            }
-            Err(error) => {
-                println!("{}", json!({"error": error.to_json()}));
-                match error {
-                    WaitError::Invalid(_) => ExitCode::from(2),
-                    WaitError::Runtime(_) => ExitCode::from(1),
-                }
+    let outcome = runtime.block_on(wait_on_server(
+        &words[0],
+        &words[1..],
+        &call,
+        ToolCallEvents::default(),
+    ));
+    match outcome {
+        Ok(result) => {
+            // Struct order (reason first) reads better than sorted keys.
+            let text = serde_json::to_string(&result).unwrap_or_default();
+            println!("{text}");
+            if result.reason == StopReason::Timeout {
+                ExitCode::from(EXIT_TIMEOUT)
+            } else {
+                ExitCode::SUCCESS
             }
         }
-    })
+        Err(error) => {
+            println!("{}", json!({"error": error.to_json()}));
+            match error {
+                WaitError::Invalid(_) => ExitCode::from(EXIT_USAGE),
+                WaitError::Runtime(_) | WaitError::Server(_) => ExitCode::from(EXIT_FAILURE),
+            }
+        }
+    }
 }
 
+/// A usage error, in the same JSON shape as every other error.
 fn usage(message: &str) -> ExitCode {
+    println!(
+        "{}",
+        json!({"error": {"kind": "invalid_args", "code": "usage", "message": message}})
+    );
     eprintln!("ozcheck wait-for: {message}");
-    ExitCode::from(2)
+    ExitCode::from(EXIT_USAGE)
+}
+
+fn failure(code: &str, message: &str) -> ExitCode {
+    println!(
+        "{}",
+        json!({"error": {"kind": "runtime", "code": code, "message": message}})
+    );
+    eprintln!("ozcheck wait-for: {message}");
+    ExitCode::from(EXIT_FAILURE)
 }
 
 /// The `wait_for` call a worker would make with these flags. `--args` that is JSON but not an

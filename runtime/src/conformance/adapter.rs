@@ -14,7 +14,9 @@ use tempfile::TempDir;
 use crate::args::parse_duration;
 use crate::clock::{ManualClock, Timestamp};
 use crate::config::Config;
-use crate::edge::{JobStart, Runtime, RuntimeError};
+use crate::edge::Runtime;
+use crate::error::RuntimeError;
+use crate::jobs::JobStart;
 use crate::model::{FireState, Wait, WaitState};
 use crate::render;
 use crate::source::Delivery;
@@ -50,8 +52,11 @@ pub const OPS: &[&str] = &[
 /// An operation's failure, as the protocol reports it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct OpError {
-    /// `invalid_args`, `refused`, `not_found`, `unknown_op` or `runtime`.
+    /// `invalid_args`, `refused`, `not_found`, `unknown_op`, `crashed` or `runtime`.
     pub kind: &'static str,
+    /// A stable code when the runtime has one (the lint's or analyzer's code of the same
+    /// refusal).
+    pub code: Option<&'static str>,
     /// What went wrong.
     pub message: String,
 }
@@ -60,6 +65,7 @@ impl OpError {
     fn new(kind: &'static str, message: impl Into<String>) -> Self {
         Self {
             kind,
+            code: None,
             message: message.into(),
         }
     }
@@ -67,13 +73,11 @@ impl OpError {
 
 impl From<RuntimeError> for OpError {
     fn from(e: RuntimeError) -> Self {
-        let kind = match &e {
-            RuntimeError::InvalidArgs(_) => "invalid_args",
-            RuntimeError::Refused(_) => "refused",
-            RuntimeError::NotFound(_) => "not_found",
-            RuntimeError::Store(_) => "runtime",
-        };
-        OpError::new(kind, e.to_string())
+        Self {
+            kind: e.kind(),
+            code: Some(e.code()),
+            message: e.to_string(),
+        }
     }
 }
 
@@ -129,7 +133,7 @@ impl ReferenceAdapter {
         match self.dispatch(op, &args).await {
             Ok(result) => json!({"seq": seq, "ok": true, "result": result}).to_string(),
             Err(e) => json!({"seq": seq, "ok": false,
-                             "error": {"kind": e.kind, "message": e.message}})
+                             "error": {"kind": e.kind, "code": e.code, "message": e.message}})
             .to_string(),
         }
     }
@@ -370,21 +374,8 @@ async fn wait_json(s: &Session, wait: &Wait) -> OpResult {
         None => None,
     };
     let now = s.clock.now_ts();
-    let (output, answer) = match (wait.state, &event) {
-        (WaitState::Open, _) => (Value::Null, Value::Null),
-        (WaitState::Matched, Some(e)) => (
-            json!({"matched": true, "event": e.to_json()}),
-            Value::String(render::event_answer(e)),
-        ),
-        (WaitState::Refused, _) => (
-            json!({"matched": false}),
-            Value::String(wait.reason.clone().unwrap_or_default()),
-        ),
-        _ => (
-            json!({"matched": false}),
-            Value::String(render::no_event_answer(&wait.spec)),
-        ),
-    };
+    let output = render::step_output(wait, event.as_ref());
+    let answer = render::wait_answer(wait, event.as_ref());
     Ok(json!({
         "wait": wait.name,
         "job": wait.job,

@@ -84,6 +84,7 @@ pub struct SimulatedWait {
 fn op_error(kind: &'static str, message: impl Into<String>) -> OpError {
     OpError {
         kind,
+        code: None,
         message: message.into(),
     }
 }
@@ -152,10 +153,10 @@ impl ProbeSession {
         state.events.extend(simulated.events);
         match simulated.result {
             Ok(result) => Ok(json!(result)),
-            Err(error) => Err(op_error(
-                error.kind(),
-                format!("{}: {error}", error.error_code()),
-            )),
+            Err(error) => Err(OpError {
+                code: Some(error.error_code()),
+                ..op_error(error.kind(), format!("{}: {error}", error.error_code()))
+            }),
         }
     }
 

@@ -21,7 +21,7 @@ use super::ProbeFailure;
 use super::poll::{Observation, Probe};
 
 /// Why an MCP server could not be reached.
-#[derive(Debug, thiserror::Error, miette::Diagnostic)]
+#[derive(Debug, Clone, PartialEq, thiserror::Error, miette::Diagnostic)]
 pub enum McpError {
     /// The server process could not be started.
     #[error("cannot start the MCP server `{command}`: {message}")]
@@ -41,6 +41,16 @@ pub enum McpError {
     },
 }
 
+impl McpError {
+    /// The stable machine-readable code of the error.
+    pub fn error_code(&self) -> &'static str {
+        match self {
+            McpError::Spawn { .. } => "mcp-spawn",
+            McpError::Handshake { .. } => "mcp-handshake",
+        }
+    }
+}
+
 /// A live connection to one MCP server, with the names of its tools.
 pub struct McpManager {
     client: RunningService<RoleClient, ()>,
@@ -52,7 +62,8 @@ impl McpManager {
     /// is killed when the manager is dropped.
     pub async fn spawn(program: &str, args: &[String]) -> Result<Self, McpError> {
         let mut command = tokio::process::Command::new(program);
-        command.args(args);
+        // Killed with its manager, even when the manager is dropped mid-handshake.
+        command.args(args).kill_on_drop(true);
         let transport = TokioChildProcess::new(command).map_err(|e| McpError::Spawn {
             command: program.to_owned(),
             message: e.to_string(),

@@ -15,6 +15,7 @@
 pub mod conformance;
 pub mod mcp;
 pub mod observe;
+pub mod oneshot;
 #[cfg(feature = "otel")]
 pub mod otel;
 pub mod poll;
@@ -30,7 +31,8 @@ use serde::Serialize;
 
 pub use mcp::{McpError, McpManager};
 pub use observe::{ToolCallEvent, ToolCallEvents, WaitForTool};
-pub use poll::{Observation, Probe, run_wait};
+pub use oneshot::wait_on_server;
+pub use poll::{Observation, Probe, run_wait, run_wait_from};
 pub use tools::{NativeTool, WorkerToolset};
 pub use validate::{InvalidWait, Pattern, Until, WaitFor};
 
@@ -82,6 +84,9 @@ pub struct WaitResult {
     pub elapsed_sec: f64,
     /// The last probe output observed, also on timeout; `null` when no probe call completed.
     pub last_observation: Option<String>,
+    /// Whether the tool flagged that last output as an error (`isError`): such an output is
+    /// shown, but it never satisfied the condition.
+    pub last_is_error: bool,
     /// The bound that was enforced, after clamping to [`MAX_WAIT_CEILING_SEC`].
     pub effective_max_wait_sec: u64,
 }
@@ -146,6 +151,10 @@ pub enum WaitError {
     #[error(transparent)]
     #[diagnostic(transparent)]
     Runtime(#[from] ProbeFailure),
+    /// The MCP server could not be started or did not complete the handshake.
+    #[error(transparent)]
+    #[diagnostic(transparent)]
+    Server(#[from] McpError),
 }
 
 impl WaitError {
@@ -153,7 +162,7 @@ impl WaitError {
     pub fn kind(&self) -> &'static str {
         match self {
             WaitError::Invalid(_) => "invalid_args",
-            WaitError::Runtime(_) => "runtime",
+            WaitError::Runtime(_) | WaitError::Server(_) => "runtime",
         }
     }
 
@@ -162,6 +171,7 @@ impl WaitError {
         match self {
             WaitError::Invalid(e) => e.error_code(),
             WaitError::Runtime(e) => e.error_code(),
+            WaitError::Server(e) => e.error_code(),
         }
     }
 

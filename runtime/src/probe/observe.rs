@@ -20,13 +20,14 @@ use axum::routing::get;
 use serde::Serialize;
 use serde_json::Value;
 use tokio::sync::broadcast;
+use tokio::time::Instant;
 use tokio_stream::wrappers::BroadcastStream;
 use tokio_stream::{Stream, StreamExt};
 use tracing::Instrument;
 use tracing::field::Empty;
 
 use super::mcp::McpManager;
-use super::poll::run_wait_outcome;
+use super::poll::run_wait_from;
 use super::validate::{InvalidWait, WaitFor};
 use super::{WaitError, WaitResult};
 
@@ -165,6 +166,17 @@ impl<'m> WaitForTool<'m> {
     /// Runs one call of `wait_for` with the worker's raw arguments, inside its span, and
     /// publishes its events.
     pub async fn call(&self, call_id: &str, arguments: &Value) -> Result<WaitResult, WaitError> {
+        self.call_started(call_id, arguments, Instant::now()).await
+    }
+
+    /// Like [`WaitForTool::call`] for a call whose bound started at `start` (before its MCP
+    /// server was reached).
+    pub async fn call_started(
+        &self,
+        call_id: &str,
+        arguments: &Value,
+        start: Instant,
+    ) -> Result<WaitResult, WaitError> {
         let probe_tool = arguments
             .pointer("/probe/tool")
             .and_then(Value::as_str)
@@ -193,7 +205,10 @@ impl<'m> WaitForTool<'m> {
             is_error: false,
         });
 
-        let outcome = self.run(arguments, &span).instrument(span.clone()).await;
+        let outcome = self
+            .run(arguments, &span, start)
+            .instrument(span.clone())
+            .await;
 
         let result_text = match &outcome {
             Ok(result) => serde_json::to_string(result).unwrap_or_default(),
@@ -214,7 +229,12 @@ impl<'m> WaitForTool<'m> {
         outcome
     }
 
-    async fn run(&self, arguments: &Value, span: &tracing::Span) -> Result<WaitResult, WaitError> {
+    async fn run(
+        &self,
+        arguments: &Value,
+        span: &tracing::Span,
+        start: Instant,
+    ) -> Result<WaitResult, WaitError> {
         let wait = match self.validated(arguments) {
             Ok(wait) => wait,
             Err(invalid) => {
@@ -226,7 +246,7 @@ impl<'m> WaitForTool<'m> {
         };
         span.record("wait_condition", wait.until.name());
         let mut probe = self.mcp;
-        let outcome = run_wait_outcome(&wait, &mut probe).await;
+        let outcome = run_wait_from(&wait, &mut probe, start).await;
         span.record("poll_count", outcome.samples);
         span.record("elapsed_ms", outcome.elapsed_ms);
         match &outcome.result {
@@ -242,6 +262,7 @@ impl<'m> WaitForTool<'m> {
         if !self.mcp.has_tool(&wait.probe_tool) {
             return Err(InvalidWait::UnknownProbeTool {
                 tool: wait.probe_tool,
+                available: self.mcp.tool_names().to_vec(),
             });
         }
         Ok(wait)

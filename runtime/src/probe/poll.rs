@@ -7,6 +7,12 @@
 //! `tokio::time::timeout_at(deadline)`, so the bound does not depend on the probe ever returning:
 //! at the deadline the in-flight call is dropped, which cancels it, and the wait returns
 //! `timeout` with the last output observed before.
+//!
+//! A result the tool flags with `isError` is a sample (counted, and shown as
+//! `last_observation` with `last_is_error: true`), but it never satisfies the condition: a
+//! probe that fails (bad arguments, a missing permission) must not come back `matched` because
+//! its error text happens not to match a `not_matches` pattern, nor `settled` because it keeps
+//! failing the same way. An error sample also ends an open quiet window.
 
 use std::future::Future;
 
@@ -54,12 +60,18 @@ pub async fn run_wait<P: Probe>(wait: &WaitFor, probe: &mut P) -> Result<WaitRes
 
 /// Like [`run_wait`], but also reports the sample count and elapsed time when the wait fails.
 pub async fn run_wait_outcome<P: Probe>(wait: &WaitFor, probe: &mut P) -> Outcome {
-    let start = Instant::now();
+    run_wait_from(wait, probe, Instant::now()).await
+}
+
+/// Like [`run_wait_outcome`] for a wait whose bound started at `start` (before the MCP server
+/// was reached, say): the deadline is `start + max_wait`, whatever happened since.
+pub async fn run_wait_from<P: Probe>(wait: &WaitFor, probe: &mut P, start: Instant) -> Outcome {
     let deadline = start + wait.max_wait();
     let mut sampler = Sampler {
         condition: Condition::new(&wait.until),
         samples: 0,
         last: None,
+        last_is_error: false,
     };
     let bounded =
         tokio::time::timeout_at(deadline, sampler.run(wait, probe, start, deadline)).await;
@@ -79,6 +91,7 @@ pub async fn run_wait_outcome<P: Probe>(wait: &WaitFor, probe: &mut P) -> Outcom
             samples: sampler.samples,
             elapsed_sec: WaitResult::seconds(elapsed),
             last_observation: sampler.last.clone(),
+            last_is_error: sampler.last_is_error,
             effective_max_wait_sec: wait.effective_max_wait_sec,
         }),
         samples: sampler.samples,
@@ -91,6 +104,7 @@ struct Sampler<'w> {
     condition: Condition<'w>,
     samples: u64,
     last: Option<String>,
+    last_is_error: bool,
 }
 
 impl Sampler<'_> {
@@ -124,8 +138,14 @@ impl Sampler<'_> {
                 });
             }
             self.samples += 1;
-            let reason = self.condition.observe(&observation.text, now);
+            let reason = if observation.is_error {
+                self.condition.interrupt();
+                None
+            } else {
+                self.condition.observe(&observation.text, now)
+            };
             self.last = Some(observation.text);
+            self.last_is_error = observation.is_error;
             if let Some(reason) = reason {
                 return Ok(reason);
             }
@@ -153,6 +173,13 @@ impl<'w> Condition<'w> {
                 window: std::time::Duration::from_secs(*secs),
                 current: None,
             },
+        }
+    }
+
+    /// An error sample: it shows no output, so a quiet window in progress ends.
+    fn interrupt(&mut self) {
+        if let Condition::Quiet { current, .. } = self {
+            *current = None;
         }
     }
 

@@ -139,11 +139,13 @@ pub enum InvalidWait {
         tool: String,
     },
     /// `probe.tool` is not offered by the MCP server.
-    #[error("the MCP server offers no tool `{tool}`")]
+    #[error("the MCP server offers no tool `{tool}`; {}", offered(available))]
     #[diagnostic(code(wait_for::unknown_probe_tool))]
     UnknownProbeTool {
         /// The tool named.
         tool: String,
+        /// The tools the server offers, in its order.
+        available: Vec<String>,
     },
     /// `probe.args` is present but not a JSON object.
     #[error("`probe.args` must be an object, found {found}")]
@@ -204,6 +206,21 @@ pub enum InvalidWait {
     },
 }
 
+/// How many tool names an unknown-tool message lists before it says how many more there are.
+const LISTED_TOOLS: usize = 20;
+
+fn offered(available: &[String]) -> String {
+    match available {
+        [] => "it offers no tools".to_owned(),
+        names if names.len() <= LISTED_TOOLS => format!("it offers: {}", names.join(", ")),
+        names => format!(
+            "it offers: {} and {} more",
+            names[..LISTED_TOOLS].join(", "),
+            names.len() - LISTED_TOOLS
+        ),
+    }
+}
+
 impl InvalidWait {
     /// The stable machine-readable code of the rejection.
     pub fn error_code(&self) -> &'static str {
@@ -229,8 +246,9 @@ impl WaitFor {
     /// Validates the arguments of a `wait_for` call as the worker sent them.
     ///
     /// The call is `{"probe": {"tool": NAME, "args": {...}}, "until": {ONE CONDITION},
-    /// "poll_sec": N, "max_wait_sec": N}`; `probe.args` defaults to `{}`, `poll_sec` to
-    /// [`DEFAULT_POLL_SEC`] and `max_wait_sec` to [`DEFAULT_MAX_WAIT_SEC`].
+    /// "poll_sec": N, "max_wait_sec": N}`; `probe.args` defaults to `{}`, `max_wait_sec` to
+    /// [`DEFAULT_MAX_WAIT_SEC`], and `poll_sec` to [`DEFAULT_POLL_SEC`] or, under a shorter
+    /// bound, one second less than the bound (at least one second).
     pub fn from_json(call: &Value) -> Result<WaitFor, InvalidWait> {
         let call = object(call, "arguments")?;
         reject_unknown(call, "", &["probe", "until", "poll_sec", "max_wait_sec"])?;
@@ -264,11 +282,11 @@ impl WaitFor {
         };
 
         let until = parse_until(until)?;
-        let poll_sec = seconds(call, "poll_sec", "poll_sec")?.unwrap_or(DEFAULT_POLL_SEC);
+        let asked_poll_sec = seconds(call, "poll_sec", "poll_sec")?;
         let requested_max_wait_sec =
             seconds(call, "max_wait_sec", "max_wait_sec")?.unwrap_or(DEFAULT_MAX_WAIT_SEC);
 
-        if poll_sec == 0 {
+        if asked_poll_sec == Some(0) {
             return Err(InvalidWait::ZeroPollSec);
         }
         if matches!(until, Until::QuietForSec(0)) {
@@ -278,7 +296,12 @@ impl WaitFor {
             return Err(InvalidWait::ZeroMaxWaitSec);
         }
         let effective_max_wait_sec = requested_max_wait_sec.min(MAX_WAIT_CEILING_SEC);
-        if poll_sec >= effective_max_wait_sec {
+        // Without a `poll_sec` the default fits the bound (a second call before it ends), so a
+        // short `max_wait_sec` alone is a valid call; a `poll_sec` the worker gave is checked.
+        let poll_sec = asked_poll_sec.unwrap_or_else(|| {
+            DEFAULT_POLL_SEC.min(effective_max_wait_sec.saturating_sub(1).max(1))
+        });
+        if asked_poll_sec.is_some() && poll_sec >= effective_max_wait_sec {
             return Err(InvalidWait::PollNotBelowMaxWait {
                 poll_sec,
                 max_wait_sec: effective_max_wait_sec,

@@ -114,6 +114,9 @@ impl Inner {
             }
             Undo::Ended(id) => {
                 self.ended.remove(&id);
+                if let Some(job) = self.jobs.get_mut(&id) {
+                    job.ended_at = None;
+                }
             }
             Undo::Wait(seq) => {
                 if let Some(wait) = self.waits.remove(&seq) {
@@ -379,9 +382,11 @@ impl Rows for MemoryTx<'_> {
     }
 
     async fn set_job_ended(&mut self, id: &str, at: Timestamp) -> StoreResult<bool> {
-        let _ = at;
         if !self.rows.jobs.contains_key(id) || !self.rows.ended.insert(id.to_owned()) {
             return Ok(false);
+        }
+        if let Some(job) = self.rows.jobs.get_mut(id) {
+            job.ended_at = Some(at);
         }
         self.undo.push(Undo::Ended(id.to_owned()));
         Ok(true)

@@ -60,6 +60,7 @@ pub(super) fn job_from_row(row: &impl Columns) -> StoreResult<Job> {
         shadow: row.boolean("shadow")?,
         sandboxed: row.boolean("sandboxed")?,
         outside_started: row.boolean("outside_started")?,
+        ended_at: row.opt_int("ended_at")?.map(Timestamp),
     })
 }
 

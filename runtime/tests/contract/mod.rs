@@ -103,6 +103,7 @@ async fn sequences_fires_refusals_outputs_flags<S: Store>(store: &S) {
         shadow: false,
         sandboxed: false,
         outside_started: false,
+        ended_at: None,
     };
     assert!(store.insert_job(&job).await.unwrap());
     store
@@ -204,6 +205,7 @@ fn job(id: &str) -> Job {
         shadow: false,
         sandboxed: false,
         outside_started: false,
+        ended_at: None,
     }
 }
 
