@@ -20,7 +20,7 @@ use crate::jobs::JobStart;
 use crate::model::WaitState;
 use crate::render::waiting_line;
 use crate::source::Delivery;
-use crate::store::Store;
+use crate::store::{Store, StoreError};
 
 /// The largest delivery body read, in bytes; bigger bodies get 413 before any parsing.
 pub const MAX_BODY: usize = 1024 * 1024;
@@ -40,6 +40,18 @@ pub fn router<S: Store>(rt: Arc<Runtime<S>>) -> Router {
 
 fn internal(e: impl std::fmt::Display) -> Response {
     (StatusCode::INTERNAL_SERVER_ERROR, e.to_string()).into_response()
+}
+
+/// The store failed (the database is unavailable, a connection broke): nothing of the request
+/// was acknowledged, and the sender should send it again a little later.
+fn unavailable(e: &StoreError) -> Response {
+    let body = json!({"error": e.to_string(), "code": "store-unavailable"});
+    let mut response = (StatusCode::SERVICE_UNAVAILABLE, axum::Json(body)).into_response();
+    response.headers_mut().insert(
+        axum::http::header::RETRY_AFTER,
+        axum::http::HeaderValue::from_static("1"),
+    );
+    response
 }
 
 async fn deliver<S: Store>(
@@ -69,17 +81,20 @@ async fn deliver<S: Store>(
                               "event": d.event.map(|e| json!({"id": e.id, "type": e.kind}))});
             (status, axum::Json(body)).into_response()
         }
-        Err(e) => internal(e),
+        Err(e) => unavailable(&e),
     }
 }
 
 fn refused(e: &RuntimeError) -> Response {
+    if let RuntimeError::Store(e) = e {
+        return unavailable(e);
+    }
     let status = match e {
         RuntimeError::InvalidArgs { .. } => StatusCode::BAD_REQUEST,
         RuntimeError::Refused { .. } => StatusCode::FORBIDDEN,
         RuntimeError::NotFound { .. } => StatusCode::NOT_FOUND,
         RuntimeError::Conflict { .. } => StatusCode::CONFLICT,
-        RuntimeError::Store(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        RuntimeError::Store(_) => StatusCode::SERVICE_UNAVAILABLE,
     };
     (status, axum::Json(json!({"error": e.to_string()}))).into_response()
 }

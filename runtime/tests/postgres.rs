@@ -17,6 +17,9 @@ use serde_json::json;
 mod contract;
 mod pg;
 
+/// Rounds of the routing race: two jobs and one event each.
+const ROUNDS: usize = 40;
+
 fn config() -> Arc<Config> {
     Arc::new(serde_json::from_value(json!({"sources": [{"name": "ci", "kind": "json"}]})).unwrap())
 }
@@ -72,7 +75,6 @@ async fn edges_route_the_same_events_at_once_and_each_wait_is_claimed_once() {
     let url = pg.fresh_url().await;
     let clock = ManualClock::new(Timestamp(1_000_000));
     let edges = edges(&url, 4, &clock).await;
-    const ROUNDS: usize = 40;
     for round in 0..ROUNDS {
         // Two jobs, two waits each (one on any subject), registered through different edges.
         for (k, job) in ["a", "b"].iter().enumerate() {

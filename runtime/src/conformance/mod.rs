@@ -5,7 +5,7 @@ pub mod adapter;
 pub mod matcher;
 pub mod runner;
 
-pub use adapter::{PROTOCOL, ReferenceAdapter};
+pub use adapter::{PROTOCOL, ReferenceAdapter, SessionStores, release_schemas};
 pub use runner::{
     RunOptions, Scenario, ScenarioResult, collect, run_file, run_scenario, serve_stdio,
 };

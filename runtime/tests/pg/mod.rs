@@ -1,4 +1,4 @@
-//! A PostgreSQL server for tests, one per test binary: `OZCHECK_TEST_PG` (a URL to a database
+//! A `PostgreSQL` server for tests, one per test binary: `OZCHECK_TEST_PG` (a URL to a database
 //! in which schemas may be created) when set; otherwise the server binaries of the machine
 //! (`/usr/lib/postgresql/<version>/bin`, `pg_config --bindir`, or `PATH`) run `initdb` and
 //! `pg_ctl` in a temporary directory on a free port, as the `postgres` user when the tests run
