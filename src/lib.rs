@@ -5,3 +5,4 @@
 
 pub mod cmd;
 pub mod render;
+pub mod server;

@@ -8,6 +8,8 @@ use clap::{Parser, Subcommand};
 use ozcheck::cmd;
 
 /// Verifies the policies and filters of agent-platform plugins.
+///
+/// The flags, exit codes and JSON fields scripts rely on are in docs/cli.md.
 #[derive(Parser)]
 #[command(name = "ozcheck", version, about)]
 struct Cli {
@@ -24,20 +26,37 @@ enum Command {
     /// Evaluates a CEL filter over an event with the metered evaluator.
     Eval(cmd::eval::EvalArgs),
     /// Runs wait-conformance scenarios in process or through an adapter.
+    #[cfg(feature = "runtime")]
     Conformance(cmd::conformance::ConformanceArgs),
+    /// Runs wait-conformance scenarios in process or through an adapter (needs the `runtime` feature).
+    #[cfg(not(feature = "runtime"))]
+    Conformance(cmd::runtime_missing::RuntimeArgs),
     /// The reference runtime's conformance adapter (JSON lines on stdin/stdout).
-    #[command(hide = true)]
+    #[cfg(feature = "runtime")]
     ConformanceAdapter(cmd::conformance::AdapterArgs),
+    /// The reference runtime's conformance adapter (JSON lines on stdin/stdout) (needs the `runtime` feature).
+    #[cfg(not(feature = "runtime"))]
+    ConformanceAdapter(cmd::runtime_missing::RuntimeArgs),
     /// Runs the reference wait runtime with its embedded store.
+    #[cfg(feature = "runtime")]
     Serve(cmd::serve::ServeArgs),
+    /// Runs the reference wait runtime with its embedded store (needs the `runtime` feature).
+    #[cfg(not(feature = "runtime"))]
+    Serve(cmd::runtime_missing::RuntimeArgs),
     /// Lints agent, flow and routine YAML files of a plugin.
     Lint(cmd::lint::LintArgs),
+    /// Runs the language server (LSP over standard input and output) for editors.
+    Server(cmd::server::ServerArgs),
     /// Lists the lint rules, or documents one.
     Rules(cmd::rules::RulesArgs),
     /// Prints the JSON Schema of a plugin file kind, for editors.
     Schema(cmd::schema::SchemaArgs),
     /// Polls an MCP tool of a server until a condition holds or the bound elapses.
+    #[cfg(feature = "runtime")]
     WaitFor(cmd::wait_for::WaitForArgs),
+    /// Polls an MCP tool of a server until a condition holds or the bound elapses (needs the `runtime` feature).
+    #[cfg(not(feature = "runtime"))]
+    WaitFor(cmd::runtime_missing::RuntimeArgs),
 }
 
 fn main() -> ExitCode {
@@ -46,12 +65,27 @@ fn main() -> ExitCode {
         Command::Filter(args) => cmd::filter::run(&args),
         Command::CelSpec(args) => cmd::cel_spec::run(&args),
         Command::Eval(args) => cmd::eval::run(&args),
+        #[cfg(feature = "runtime")]
         Command::Conformance(args) => cmd::conformance::run(&args),
+        #[cfg(not(feature = "runtime"))]
+        Command::Conformance(args) => cmd::runtime_missing::run("conformance", &args),
+        #[cfg(feature = "runtime")]
         Command::ConformanceAdapter(args) => cmd::conformance::run_adapter(&args),
+        #[cfg(not(feature = "runtime"))]
+        Command::ConformanceAdapter(args) => {
+            cmd::runtime_missing::run("conformance-adapter", &args)
+        }
+        #[cfg(feature = "runtime")]
         Command::Serve(args) => cmd::serve::run(&args),
+        #[cfg(not(feature = "runtime"))]
+        Command::Serve(args) => cmd::runtime_missing::run("serve", &args),
         Command::Lint(args) => cmd::lint::run(&args),
+        Command::Server(args) => cmd::server::run(&args),
         Command::Rules(args) => cmd::rules::run(&args),
         Command::Schema(args) => cmd::schema::run(&args),
+        #[cfg(feature = "runtime")]
         Command::WaitFor(args) => cmd::wait_for::run(&args),
+        #[cfg(not(feature = "runtime"))]
+        Command::WaitFor(args) => cmd::runtime_missing::run("wait-for", &args),
     }
 }

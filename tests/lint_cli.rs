@@ -50,7 +50,7 @@ fn warnings_alone_exit_zero() {
     assert_eq!(out.status.code(), Some(0));
     assert_eq!(
         stdout(&out),
-        "agents/a.yaml:3:1: warning[unknown-key] unknown key `modle` in an agent file\n"
+        "agents/a.yaml:3:1: warning[unknown-key] unknown key `modle` in an agent file (help: did you mean `model`?)\n"
     );
 }
 

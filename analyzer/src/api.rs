@@ -127,6 +127,59 @@ pub fn explain_expression(
     Ok(cost::explain(&estimate, source))
 }
 
+/// What an expression's cost comes from, for an editor's hover: the range, the limit, the
+/// sub-expression that dominates the max (see [`cost::dominant`]) and the size assumption
+/// behind it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CostSummary {
+    /// The estimated range of the whole expression.
+    pub cost: CostRange,
+    /// The limit it is compared with.
+    pub limit: u64,
+    /// The bytes of the dominating sub-expression in the source.
+    pub dominant: crate::syntax::Span,
+    /// The dominating sub-expression's own max, and how many times it may run.
+    pub dominant_max: u64,
+    /// How many times the dominating sub-expression may run per evaluation.
+    pub dominant_runs: u64,
+    /// The size assumption behind the max, in words.
+    pub assumption: String,
+}
+
+/// Parses, checks and estimates an expression and says what dominates its cost; the
+/// diagnostics when it does not compile.
+///
+/// ```
+/// use ozcheck_analyzer::check::Env;
+/// use ozcheck_analyzer::{Options, cost_summary};
+///
+/// let source = "event.type == 'push' && event.attributes.labels.exists(l, l == 'urgent')";
+/// let summary = cost_summary(source, &Env::filter(), &Options::default()).expect("compiles");
+/// assert!(summary.cost.min <= summary.cost.max && summary.cost.max <= summary.limit);
+/// // The iteration over the labels dominates, not the comparison of the type.
+/// let dominant = &source[summary.dominant.start as usize..summary.dominant.end as usize];
+/// assert!(dominant.contains("exists"), "{dominant}");
+/// assert!(cost_summary("event.nope", &Env::filter(), &Options::default()).is_err());
+/// ```
+pub fn cost_summary(
+    source: &str,
+    env: &Env,
+    options: &Options,
+) -> Result<CostSummary, Vec<Diagnostic>> {
+    let checked = compile(source, env, options)?;
+    let estimate = cost::estimate(&checked, env, options);
+    let id = cost::dominant(&estimate);
+    let node = estimate.nodes.get(id as usize).and_then(Option::as_ref);
+    Ok(CostSummary {
+        cost: estimate.cost,
+        limit: options.limit,
+        dominant: node.map_or(crate::syntax::Span { start: 0, end: 0 }, |n| n.span),
+        dominant_max: node.map_or(estimate.cost.max, |n| n.max),
+        dominant_runs: node.map_or(1, |n| n.multiplier),
+        assumption: estimate.assumption.clone(),
+    })
+}
+
 /// Parses and checks an expression.
 pub fn compile(source: &str, env: &Env, options: &Options) -> Result<Checked, Vec<Diagnostic>> {
     let ast = syntax::parse(source, &options.parse)?;

@@ -195,13 +195,12 @@ pub fn decode_value(json: &Json) -> Result<Value, String> {
                 .ok_or_else(|| bad("not base64"))?
                 .into(),
         ),
-        "list" => Value::List(
+        "list" => Value::list(
             body.as_array()
                 .ok_or_else(|| bad("not an array"))?
                 .iter()
                 .map(decode_value)
-                .collect::<Result<Vec<_>, _>>()?
-                .into(),
+                .collect::<Result<Vec<_>, _>>()?,
         ),
         "map" => {
             let mut pairs = Vec::new();

@@ -39,9 +39,16 @@
 //!   operation *before* doing it, including the size of every string, list and map built, so no
 //!   single operation overshoots the limit; a monotonic deadline (250 ms by default) is checked
 //!   every few thousand units of work and inside long scans.
-//! - **Regexes.** `matches` uses `regex-automata` (RE2 syntax, linear time, no backtracking);
-//!   constant patterns are compiled once with size limits, and an invalid one is a check-time
-//!   error.
+//! - **Regexes.** `matches` takes RE2 syntax (`\d \w \s \b` are ASCII). A pattern is refused
+//!   before any costly work when it is longer than 1024 bytes, repeats more than 1000 times,
+//!   names more than 32 Unicode classes or needs more than about a millisecond of case folding;
+//!   it then compiles in a few milliseconds to at most 4096 states and transitions, and the
+//!   search (a lazy DFA that never gives up) does at most that much work per input byte, is
+//!   charged for it before it starts, and reads the deadline between chunks. See [`regex`].
+//! - **Memory.** An evaluation builds at most 32 MiB of values
+//!   ([`cost::table::MEMORY_LIMIT`]), whatever its cost limit; work that grows with its
+//!   operands (deep equality, `in`, concatenation, conversions) is charged by that work before it
+//!   runs and reads the deadline inside.
 //! - **Events.** An event is refused when it exceeds its source's bounds, because the analysis is
 //!   only sound for events within them.
 #![deny(missing_docs)]
@@ -53,6 +60,7 @@ pub mod conformance;
 pub mod cost;
 mod diagnostic;
 pub mod eval;
+pub mod regex;
 pub mod syntax;
 pub mod template;
 #[cfg(feature = "testgen")]
@@ -65,8 +73,8 @@ pub mod types;
 pub mod wait_args;
 
 pub use api::{
-    CostRange, Options, Report, Verdict, check_expression, check_filter, compile,
-    explain_expression,
+    CostRange, CostSummary, Options, Report, Verdict, check_expression, check_filter, compile,
+    cost_summary, explain_expression,
 };
 pub use bounds::EventBounds;
 pub use diagnostic::{Diagnostic, Severity, SourceDiagnostic};

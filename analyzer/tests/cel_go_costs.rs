@@ -53,6 +53,9 @@ const UNSIZED_EQ: &str = "cel-go prices equality of values it cannot size at abo
 const MIN_STOP: &str =
     "min: all/exists may stop after their first element; cel-go's min assumes every element";
 const MIN_PREDICATE: &str = "min: cel-go's min never evaluates the predicate; over a non-empty literal list ours evaluates it at least once";
+const MATCHES: &str = "we price the search by the pattern's compiled size (states plus transitions), cel-go by its length";
+const IN_WALK: &str = "`in` also pays for the walk of each element comparison (bounded by the deep size); cel-go charges one per element";
+const READS_STRING: &str = "size() and the conversions that parse a string (timestamp, duration, int…) are charged one traversal of it; cel-go charges 1";
 const MIN_EMPTY: &str =
     "min: comparing two empty strings costs 0 in the table; cel-go's min charges 1";
 
@@ -76,6 +79,7 @@ fn cases() -> Vec<Case> {
         case(13, "input.all(x, true)", "input: list(TestAllTypes)", "input=100", [2, 302]),
         case(14, "input.all(x, x.all(y, true))", "input: list(list(TestAllTypes))", "input=50; input.@items=10", [2, 1752]),
         case(15, "[1, 2, 3].all(x, true)", "", "", [20, 20]),
+        // The compiled size of `[0-9]` happens to give cel-go's numbers.
         case(16, "input.matches('[0-9]')", "input: string", "input=500", [3, 103]),
         case(17, "'123'.matches('[0-9]')", "", "", [2, 2]),
         case(18, "true || false", "", "", [0, 0]),
@@ -87,7 +91,7 @@ fn cases() -> Vec<Case> {
         case(22, "1 == 2", "", "", [1, 1]),
         case(22, "2 > 1", "", "", [1, 1]),
         case(22, "2 >= 1", "", "", [1, 1]),
-        case(23, "2 in [1, 2, 3]", "", "", [13, 13]),
+        case(23, "2 in [1, 2, 3]", "", "", [13, 13]).differs(IN_WALK),
         case(24, "1 + 1", "", "", [1, 1]),
         case(24, "1 - 1", "", "", [1, 1]),
         case(24, "1 / 1", "", "", [1, 1]),
@@ -103,12 +107,12 @@ fn cases() -> Vec<Case> {
             .differs("cel-go sizes bytes(string) at 4× the code points; we size strings in bytes, so the bytes are the same length"),
         case(32, "string(1)", "", "", [1, 1]),
         case(33, "input.contains(arg1)", "input: string; arg1: string", "input=500; arg1=500", [2, 2502]),
-        case(34, r"input.matches('\\d+a\\d+b')", "input: string", "input=500", [3, 103]),
-        case(35, r"matches(input, '\\d+a\\d+b')", "input: string", "input=500", [3, 103]),
+        case(34, r"input.matches('\\d+a\\d+b')", "input: string", "input=500", [3, 103]).differs(MATCHES),
+        case(35, r"matches(input, '\\d+a\\d+b')", "input: string", "input=500", [3, 103]).differs(MATCHES),
         case(36, "input.startsWith(arg1)", "input: string; arg1: string", "arg1=500", [2, 52]),
         case(37, "input.endsWith(arg1)", "input: string; arg1: string", "arg1=500", [2, 52]),
-        case(38, "input.size()", "input: string", "", [2, 2]),
-        case(39, "size(input)", "input: string", "", [2, 2]),
+        case(38, "input.size()", "input: string", "", [2, 2]).differs(READS_STRING),
+        case(39, "size(input)", "input: string", "", [2, 2]).differs(READS_STRING),
         case(40, "(x > 2 ? input1 : input2).all(y, true)", "x: int; input1: list(TestAllTypes); input2: list(TestAllTypes)", "input1=1; input2=1", [4, 7]),
         case(41, "input.all(k, input[k].single_int32 > 3)", "input: map(string, TestAllTypes)", "input=10", [2, 82]),
         case(42, "input.all(k, input[k].all(x, true))", "input: nestedMap", "input=5; input.@values=10", [2, 187]),
@@ -152,8 +156,8 @@ fn cases() -> Vec<Case> {
         case(77, "type(1) == int", "", "", [3, 1_844_674_407_370_955_266]).differs(UNSIZED_EQ),
         case(78, "self.val1 == 1.0", "self.val1: double", "", [2, 2]),
         case(79, "self.val1 == 1.0", "self: map(string, double)", "", [3, 3]),
-        case(80, "self.val1 == timestamp('2011-08-18T00:00:00.000+01:00') + duration('19h3m37s10ms')", "self: map(string, timestamp)", "", [6, 6]),
-        case(81, "timestamp(self.val1) == timestamp('2011-08-18T00:00:00.000+01:00') + duration('19h3m37s10ms')", "self: map(string, timestamp)", "", [7, 7]),
+        case(80, "self.val1 == timestamp('2011-08-18T00:00:00.000+01:00') + duration('19h3m37s10ms')", "self: map(string, timestamp)", "", [6, 6]).differs(READS_STRING),
+        case(81, "timestamp(self.val1) == timestamp('2011-08-18T00:00:00.000+01:00') + duration('19h3m37s10ms')", "self: map(string, timestamp)", "", [7, 7]).differs(READS_STRING),
         case(82, "self.val1 != self.val2", "self: map(string, bool)", "", [5, 5]),
         case(83, "self.val1 != true", "self: map(string, bool)", "", [3, 3]),
         case(84, "[bytes('012345678901'), bytes('012345678901'), bytes('012345678901'), bytes('012345678901'), bytes('012345678901')].max()", "", "", [25, 35])
@@ -277,7 +281,7 @@ fn cel_go_reference_costs() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     // docs/cost-model.md §7 states these counts.
-    assert_eq!((same, documented), (75, 17));
+    assert_eq!((same, documented), (68, 24));
 }
 
 #[test]

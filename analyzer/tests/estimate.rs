@@ -79,11 +79,17 @@ fn literal_needles_are_priced_exactly() {
         max("event.text.contains('LGTM')", &Options::default()),
         1639 + 2
     );
-    // `ceil(16385 / 10) · ceil(15 / 4)` plus two selections, up to the slack of bounding
-    // `ceil(n / 10)` of a symbolic size by `n / 10 + 0.9`.
+    // `ceil(16385 / 10) · ceil(size / 4)`, the pattern's compiled size, plus two selections, up
+    // to the slack of bounding `ceil(n / 10)` of a symbolic size by `n / 10 + 0.9` (0.9 per
+    // unit of the factor).
     let regex = r"event.text.matches('^fix(\\(.*\\))?: ')";
-    let exact = 1639 * 4 + 2;
-    assert!((exact..=exact + 3).contains(&max(regex, &Options::default())));
+    let size = ozcheck_analyzer::regex::compiled_size(r"^fix(\(.*\))?: ").unwrap();
+    let exact = 1639 * size.div_ceil(4) + 2;
+    let got = max(regex, &Options::default());
+    assert!(
+        (exact..=exact + size.div_ceil(4)).contains(&got),
+        "{got} vs {exact} (size {size})"
+    );
 }
 
 #[test]

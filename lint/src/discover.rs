@@ -1,5 +1,12 @@
-//! Finding the files to lint: the paths given, YAML files under folders, and the plugin's agent
-//! files that cross-file rules need as context. This is the lint's only file-system access.
+//! Finding the files to lint: the paths given, the plugin files under folders, the plugin's agent
+//! files that cross-file rules need as context, and `ozcheck.toml` in the folders above. This is
+//! the lint's only file-system access.
+//!
+//! A folder contributes the YAML files that sit in an `agents/`, `flows/` or `routines/` folder
+//! below it, and those beside such folders (a plugin's top), and nothing else: a repository
+//! holds other YAML (CI workflows, test scenarios) that is no plugin file and must not be read as
+//! one. A file named on the command line is linted
+//! whatever its folder, its kind told from its keys.
 
 use std::collections::BTreeSet;
 use std::fs;
@@ -15,8 +22,9 @@ const SKIPPED_DIRS: &[&str] = &["target", "node_modules"];
 const MAX_WALK_DEPTH: usize = 32;
 
 /// The files to lint for `paths` and the context they need. A folder contributes every
-/// `.yaml`/`.yml` file under it (hidden folders skipped); a file is linted even when its kind
-/// must be told from its content.
+/// `.yaml`/`.yml` file in an `agents/`, `flows/` or `routines/` folder under it or beside one
+/// (hidden folders skipped); a file named is linted even when its kind must be told from its
+/// content.
 pub fn collect(paths: &[PathBuf]) -> io::Result<(Vec<Input>, PluginContext)> {
     let mut targets = Vec::new();
     let mut seen = BTreeSet::new();
@@ -67,6 +75,29 @@ pub fn collect(paths: &[PathBuf]) -> io::Result<(Vec<Input>, PluginContext)> {
     Ok((targets, context))
 }
 
+/// The name of the configuration file.
+pub const CONFIG_FILE: &str = "ozcheck.toml";
+
+/// The nearest `ozcheck.toml` in `start` (a folder, or a file's folder) or a folder above it, as
+/// ruff and zizmor find theirs. A relative `start` is taken from the current folder.
+pub fn find_config(start: &Path) -> Option<PathBuf> {
+    let start = if start.is_dir() {
+        start.to_path_buf()
+    } else {
+        start.parent().map_or_else(PathBuf::new, Path::to_path_buf)
+    };
+    let start = if start.as_os_str().is_empty() {
+        PathBuf::from(".")
+    } else {
+        start
+    };
+    let absolute = std::path::absolute(&start).unwrap_or(start);
+    absolute
+        .ancestors()
+        .map(|dir| dir.join(CONFIG_FILE))
+        .find(|candidate| candidate.is_file())
+}
+
 /// Asks the disk whether a file exists (what the command line passes to the lint).
 pub fn disk_file_exists() -> crate::FileExists {
     std::sync::Arc::new(|path: &Path| path.is_file())
@@ -92,10 +123,20 @@ fn is_yaml(path: &Path) -> bool {
         .is_some_and(|e| e.eq_ignore_ascii_case("yaml") || e.eq_ignore_ascii_case("yml"))
 }
 
+/// Whether a folder is a plugin folder: it has an `agents/`, `flows/` or `routines/` folder.
+fn is_plugin_folder(dir: &Path) -> bool {
+    ["agents", "flows", "routines"]
+        .iter()
+        .any(|kind| dir.join(kind).is_dir())
+}
+
 fn walk(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) -> io::Result<()> {
     if depth > MAX_WALK_DEPTH {
         return Ok(());
     }
+    // YAML beside a plugin's kind folders is the plugin's too (the documents show a routine in
+    // `pr-review.yaml` at a plugin's top); its kind is told from its keys.
+    let plugin_folder = is_plugin_folder(dir);
     for entry in fs::read_dir(dir)? {
         let entry = entry?;
         let path = entry.path();
@@ -107,7 +148,11 @@ fn walk(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) -> io::Result<()> {
             if !name.starts_with('.') && !SKIPPED_DIRS.contains(&name.as_ref()) {
                 walk(&path, depth + 1, out)?;
             }
-        } else if is_yaml(&path) && !name.starts_with('.') && path.is_file() {
+        } else if is_yaml(&path)
+            && !name.starts_with('.')
+            && (plugin_folder || plugin_root(&path).is_some())
+            && path.is_file()
+        {
             out.push(path);
         }
     }

@@ -41,6 +41,13 @@ pub fn rule_markdown(rule: &Rule) -> String {
     yaml_block(&mut out, rule.example);
     out.push_str("### Use instead\n\n");
     yaml_block(&mut out, rule.use_instead);
+    if !rule.fix.is_empty() {
+        let _ = writeln!(
+            out,
+            "### Fix\n\nSafe fix (`ozcheck lint --fix`, and a code action in `ozcheck server`): {}\n",
+            rule.fix
+        );
+    }
     if !rule.assumptions.is_empty() {
         let _ = writeln!(out, "### Assumptions\n\n{}\n", rule.assumptions);
     }
@@ -52,15 +59,19 @@ pub fn rules_markdown() -> String {
     let mut out = String::from(
         "# Lint rules\n\n<!-- Generated from lint/src/rules/*.rs by `OZCHECK_BLESS=1 cargo test -p ozcheck-lint --test docs`; do not edit. -->\n\n\
 Each rule has a stable kebab-case id, used in output, in `ozcheck.toml` (`[rules] ID = \"error\" | \"warning\" | \"off\"`) \
-and in inline suppressions (`# ozcheck: ignore[ID]` on the line or the line above).\n\n\
-| id | default | summary |\n|---|---|---|\n",
+and in inline suppressions (`# ozcheck: ignore[ID]` on the line or the line above). \
+Rules marked 🛠 have a safe fix: `ozcheck lint --fix` applies it (`--diff` shows it), and the \
+language server (`ozcheck server`) offers it as a code action. A safe fix changes only the bytes \
+the finding points at, and only where the intent is certain.\n\n\
+| id | default | fix | summary |\n|---|---|---|---|\n",
     );
     for rule in RULES {
         let _ = writeln!(
             out,
-            "| [`{0}`](#{0}) | {1} | {2} |",
+            "| [`{0}`](#{0}) | {1} | {2} | {3} |",
             rule.id,
             rule.severity.as_str(),
+            if rule.fix.is_empty() { "" } else { "🛠" },
             rule.summary
         );
     }
@@ -78,9 +89,10 @@ pub fn catalogue() -> String {
     for rule in RULES {
         let _ = writeln!(
             out,
-            "{:width$}  {:7}  {}",
+            "{:width$}  {:7}  {:3}  {}",
             rule.id,
             rule.severity.as_str(),
+            if rule.fix.is_empty() { "" } else { "fix" },
             rule.summary
         );
     }

@@ -39,6 +39,43 @@ pub struct Finding {
     pub help: Option<String>,
     /// For findings about an expression: the analyzer's own code (`unknown-field`, …).
     pub origin: Option<&'static str>,
+    /// The safe fix, when the rule knows one for certain.
+    pub fix: Option<Fix>,
+}
+
+/// One replacement of a file's bytes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Edit {
+    /// The bytes replaced (empty to insert).
+    pub span: Range<usize>,
+    /// What goes there instead.
+    pub replacement: String,
+}
+
+/// A safe fix: edits applied together, each keeping every byte outside its span.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Fix {
+    /// What the fix does, for editors and `--diff` (`write 90m`).
+    pub title: String,
+    /// The edits, not overlapping.
+    pub edits: Vec<Edit>,
+}
+
+impl Fix {
+    /// A fix of one edit.
+    pub fn replace(
+        title: impl Into<String>,
+        span: Range<usize>,
+        replacement: impl Into<String>,
+    ) -> Fix {
+        Fix {
+            title: title.into(),
+            edits: vec![Edit {
+                span,
+                replacement: replacement.into(),
+            }],
+        }
+    }
 }
 
 impl Finding {
@@ -52,6 +89,7 @@ impl Finding {
             label: String::new(),
             help: None,
             origin: None,
+            fix: None,
         }
     }
 
@@ -59,6 +97,13 @@ impl Finding {
     #[must_use]
     pub fn label(mut self, label: impl Into<String>) -> Self {
         self.label = label.into();
+        self
+    }
+
+    /// Sets the safe fix.
+    #[must_use]
+    pub fn fix(mut self, fix: Fix) -> Self {
+        self.fix = Some(fix);
         self
     }
 

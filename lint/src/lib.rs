@@ -16,6 +16,8 @@ pub mod config;
 pub mod discover;
 pub mod docs;
 pub mod finding;
+pub mod fix;
+pub mod hover;
 pub mod model;
 pub mod position;
 pub mod render;
@@ -31,7 +33,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 pub use config::{Config, ConfigError, Level};
-pub use finding::{Finding, Severity};
+pub use finding::{Edit, Finding, Fix, Severity};
 pub use model::FileKind;
 pub use source::{Position, SourceFile};
 
@@ -54,6 +56,9 @@ pub struct Input {
     pub explicit: bool,
     /// Whether the file is larger than [`MAX_FILE_BYTES`] (its text is then not read).
     pub too_large: bool,
+    /// Whether the path is a stand-in (standard input without `--stdin-filename`): rules about
+    /// the file's name stay quiet.
+    pub anonymous: bool,
 }
 
 impl Input {
@@ -72,6 +77,7 @@ impl Input {
             invalid_utf8_at,
             explicit,
             too_large: bytes.len() > MAX_FILE_BYTES,
+            anonymous: false,
         }
     }
 
@@ -83,6 +89,7 @@ impl Input {
             invalid_utf8_at: None,
             explicit,
             too_large: false,
+            anonymous: false,
         }
     }
 }
@@ -134,6 +141,7 @@ struct Parsed {
     doc: Document,
     kind: Option<FileKind>,
     explicit: bool,
+    anonymous: bool,
 }
 
 fn parse_input(input: &Input) -> Parsed {
@@ -159,6 +167,7 @@ fn parse_input(input: &Input) -> Parsed {
         doc,
         kind,
         explicit: input.explicit,
+        anonymous: input.anonymous,
     }
 }
 
@@ -267,7 +276,7 @@ fn check_parsed(
     let root = p.doc.root.as_ref();
     let model = Model::build(root, p.kind);
     let schema = match (root, p.kind) {
-        (Some(root), Some(kind)) => schema::check(root, kind),
+        (Some(root), Some(kind)) => schema::check(&p.source.text, root, kind),
         _ => Vec::new(),
     };
     let cx = rules::Context {
@@ -282,6 +291,7 @@ fn check_parsed(
         file_exists,
         config,
         explicit: p.explicit,
+        anonymous: p.anonymous,
     };
     let mut findings = rules::run(&cx);
     findings.retain_mut(|f| {

@@ -48,6 +48,22 @@ pub fn map_span(file_text: &str, node: &Node, value_span: Range<usize>) -> Range
     start..end.max(start)
 }
 
+/// The file bytes that write a scalar's value character for character: a plain scalar on one
+/// line, or a quoted one without escapes or line breaks. Fixes replace these bytes, so the
+/// quoting around them stays as written; `None` when the value is not written literally.
+pub fn literal_span(file_text: &str, node: &Node) -> Option<Range<usize>> {
+    let scalar = node.scalar()?;
+    let span = match scalar.style {
+        Style::Plain => node.span.clone(),
+        Style::SingleQuoted | Style::DoubleQuoted => {
+            node.span.start.checked_add(1)?..node.span.end.checked_sub(1)?
+        }
+        Style::Literal | Style::Folded => return None,
+    };
+    let written = file_text.get(span.clone())?;
+    (written == scalar.text && !written.contains(['\n', '\r'])).then_some(span)
+}
+
 /// Pairs of (value byte offset, file byte range) for every value character that could be
 /// aligned.
 fn value_map(

@@ -6,8 +6,10 @@ use std::ops::Range;
 
 use serde_json::{Map, Value as Json, json};
 
+use crate::finding::Fix;
 use crate::model::FileKind;
-use crate::yaml::{Node, ScalarKind, Value};
+use crate::position::literal_span;
+use crate::yaml::{Entry, Node, ScalarKind, Style, Value};
 
 /// What a key's value must be.
 #[derive(Debug)]
@@ -24,6 +26,18 @@ pub enum Shape {
     Map(&'static [Field]),
     /// A list of mappings with these keys.
     List(&'static [Field]),
+    /// A duration, a whole number and one unit: a string here, its grammar checked by the
+    /// timeout rules; the JSON Schema gives the pattern.
+    Duration,
+    /// `job` or `now`: a string here (`invalid-since` checks the word); an enum in the JSON
+    /// Schema.
+    Since,
+    /// A name or id: a string here (`invalid-name` checks it); a pattern in the JSON Schema.
+    Name,
+    /// A string that may not be empty (`empty-wait-argument` checks it).
+    NonEmpty,
+    /// A list of strings that may not be empty.
+    NonEmptyList,
 }
 
 /// One key of a mapping.
@@ -57,20 +71,27 @@ const fn req(name: &'static str, shape: Shape, doc: &'static str) -> Field {
     }
 }
 
+/// The JSON Schema pattern of a duration: a whole number above zero and one unit.
+pub const DURATION_PATTERN: &str = "^0*[1-9][0-9]*(ms|s|m|h|d)$";
+
+/// The JSON Schema pattern of a name: lowercase letters, digits, `-` and `_`, starting with a
+/// letter or digit (what `invalid-name` accepts).
+pub const NAME_PATTERN: &str = "^[a-z0-9][a-z0-9_-]*$";
+
 /// The runtimes an agent may name.
 pub const RUNTIMES: &[&str] = &["pydantic-ai", "openai-agents", "acp", "jsonl", "remote"];
 
 const MODEL: &[Field] = &[f("primary", Shape::Str, "The model, as provider/model.")];
 const AGENT_LIMITS: &[Field] = &[f(
     "timeout",
-    Shape::Str,
+    Shape::Duration,
     "The agent's own timeout: a whole number and one unit (ms, s, m, h, d).",
 )];
 const REMOTE: &[Field] = &[f("url", Shape::Str, "Where the remote agent runs.")];
 
 /// The keys of an agent file.
 pub const AGENT: &[Field] = &[
-    req("name", Shape::Str, "The agent's name (its file stem)."),
+    req("name", Shape::Name, "The agent's name (its file stem)."),
     req("runtime", Shape::Enum(RUNTIMES), "Where the agent runs."),
     f("model", Shape::Map(MODEL), "The model the agent uses."),
     f(
@@ -95,12 +116,12 @@ pub const AGENT: &[Field] = &[
 const FLOW_EVENT: &[Field] = &[
     req(
         "source",
-        Shape::Str,
+        Shape::NonEmpty,
         "The event source, such as github-events.",
     ),
     f(
         "types",
-        Shape::StrList,
+        Shape::NonEmptyList,
         "Event types; any type when left out.",
     ),
     f("filter", Shape::Str, "CEL over event that must be true."),
@@ -113,17 +134,17 @@ const FLOW_TRIGGER: &[Field] = &[f(
 const WAIT: &[Field] = &[
     req(
         "source",
-        Shape::Str,
+        Shape::NonEmpty,
         "The event source, such as github-events.",
     ),
     f(
         "types",
-        Shape::StrList,
+        Shape::NonEmptyList,
         "Event types; any type when left out.",
     ),
     f(
         "subject",
-        Shape::Str,
+        Shape::NonEmpty,
         "What the event is about; may hold ${{ }}.",
     ),
     f(
@@ -133,11 +154,11 @@ const WAIT: &[Field] = &[
     ),
     f(
         "timeout",
-        Shape::Str,
+        Shape::Duration,
         "A whole number and one unit, at most 7d; default 1h.",
     ),
     // `since` is a string here; `invalid-since` checks its word with the runtime's own grammar.
-    f("since", Shape::Str, "job (the default) or now."),
+    f("since", Shape::Since, "job (the default) or now."),
 ];
 const APPROVAL: &[Field] = &[f(
     "details",
@@ -145,7 +166,7 @@ const APPROVAL: &[Field] = &[f(
     "Text shown to the approver; may hold ${{ }}.",
 )];
 const STEP: &[Field] = &[
-    req("id", Shape::Str, "The step's id, unique in the flow."),
+    req("id", Shape::Name, "The step's id, unique in the flow."),
     f(
         "when",
         Shape::Str,
@@ -157,7 +178,7 @@ const STEP: &[Field] = &[
 
 /// The keys of a flow file.
 pub const FLOW: &[Field] = &[
-    req("name", Shape::Str, "The flow's name (its file stem)."),
+    req("name", Shape::Name, "The flow's name (its file stem)."),
     f("trigger", Shape::Map(FLOW_TRIGGER), "What starts the flow."),
     f("steps", Shape::List(STEP), "The steps, in order."),
 ];
@@ -165,12 +186,12 @@ pub const FLOW: &[Field] = &[
 const ROUTINE_EVENT: &[Field] = &[
     req(
         "source",
-        Shape::Str,
+        Shape::NonEmpty,
         "The event source, such as github-events.",
     ),
     f(
         "types",
-        Shape::StrList,
+        Shape::NonEmptyList,
         "Event types; any type when left out.",
     ),
     f("filter", Shape::Str, "CEL over event that must be true."),
@@ -188,7 +209,7 @@ const ROUTINE_EVENT: &[Field] = &[
 const TRIGGER: &[Field] = &[
     req(
         "name",
-        Shape::Str,
+        Shape::Name,
         "The trigger's name, unique in the routine, without dots.",
     ),
     f("event", Shape::Map(ROUTINE_EVENT), "Fire on an event."),
@@ -204,7 +225,7 @@ const HTTP: &[Field] = &[
 const OUTPUT: &[Field] = &[
     req(
         "name",
-        Shape::Str,
+        Shape::Name,
         "The output's name, unique in the routine.",
     ),
     f("description", Shape::Str, "What the output does."),
@@ -223,7 +244,7 @@ const ROUTINE_LIMITS: &[Field] = &[f(
 
 /// The keys of a routine file.
 pub const ROUTINE: &[Field] = &[
-    req("name", Shape::Str, "The routine's name."),
+    req("name", Shape::Name, "The routine's name."),
     req(
         "agent",
         Shape::Str,
@@ -265,6 +286,9 @@ pub enum Problem {
         suggestion: Option<&'static str>,
         /// The known keys.
         expected: Vec<&'static str>,
+        /// The rename to the suggestion, when it is the only close key and the mapping does not
+        /// already have it.
+        fix: Option<Fix>,
     },
     /// A value of the wrong shape.
     WrongType {
@@ -278,10 +302,13 @@ pub enum Problem {
         found: String,
         /// How to fix it.
         help: Option<String>,
+        /// The edit that fixes it for certain, if there is one.
+        fix: Option<Fix>,
     },
     /// A required key is missing.
     MissingKey {
-        /// The mapping's span (its first line is where the key should go).
+        /// The key whose mapping lacks it (`wait_for_event`), or the mapping itself for list
+        /// items and the file (its first line is then where the key should go).
         span: Range<usize>,
         /// The key path of the mapping.
         path: String,
@@ -290,11 +317,60 @@ pub enum Problem {
     },
 }
 
-/// Checks a file's root against its kind's table.
-pub fn check(root: &Node, kind: FileKind) -> Vec<Problem> {
+/// Checks a file's root against its kind's table; `text` is the file's text (fixes are edits
+/// of it).
+pub fn check(text: &str, root: &Node, kind: FileKind) -> Vec<Problem> {
     let mut problems = Vec::new();
-    check_map(root, fields(kind), "", &mut problems);
+    let mut cx = Walk {
+        text,
+        out: &mut problems,
+    };
+    cx.map(root, fields(kind), "", None);
     problems
+}
+
+/// The state of one schema walk: the file's text and the problems found so far.
+struct Walk<'a> {
+    text: &'a str,
+    out: &'a mut Vec<Problem>,
+}
+
+/// The rename of an unknown key to the one close key, unless the mapping has that key already.
+fn rename_fix(text: &str, mapping: &Node, key: &Node, fields: &'static [Field]) -> Option<Fix> {
+    let name = key.text()?;
+    let to = ozcheck_analyzer::check::suggest::unique_closest(name, fields.iter().map(|f| f.name))?;
+    if mapping.entry(to).is_some() {
+        return None;
+    }
+    let span = literal_span(text, key)?;
+    Some(Fix::replace(format!("rename `{name}` to `{to}`"), span, to))
+}
+
+/// A scalar where a list of strings belongs, written as a one-item flow list, when the scalar
+/// stays the same value inside `[ ]`.
+fn list_fix(text: &str, node: &Node) -> Option<Fix> {
+    let scalar = node.scalar()?;
+    let written = text.get(node.span.clone())?;
+    if written.contains(['\n', '\r']) {
+        return None;
+    }
+    let safe = match scalar.style {
+        Style::Plain => {
+            !written.contains([
+                ',', '[', ']', '{', '}', '#', '&', '*', '!', '|', '>', '%', '@', '`',
+            ]) && !written.contains(": ")
+                && !written.starts_with(['-', '?', ':', '\'', '"'])
+        }
+        Style::SingleQuoted | Style::DoubleQuoted => true,
+        Style::Literal | Style::Folded => false,
+    };
+    safe.then(|| {
+        Fix::replace(
+            format!("write [{written}]"),
+            node.span.clone(),
+            format!("[{written}]"),
+        )
+    })
 }
 
 fn join(path: &str, key: &str) -> String {
@@ -305,119 +381,141 @@ fn join(path: &str, key: &str) -> String {
     }
 }
 
-fn check_map(node: &Node, fields: &'static [Field], path: &str, out: &mut Vec<Problem>) {
-    let Some(entries) = node.entries() else {
-        out.push(Problem::WrongType {
-            span: node.span.clone(),
-            path: if path.is_empty() {
-                "the file".to_owned()
-            } else {
-                path.to_owned()
-            },
-            expected: "a mapping".to_owned(),
-            found: node.kind_name().to_owned(),
-            help: None,
-        });
-        return;
-    };
-    for entry in entries {
-        let key = entry.key.text().unwrap_or("");
-        match fields.iter().find(|f| f.name == key) {
-            Some(field) => check_value(&entry.value, &field.shape, &join(path, key), out),
-            None => out.push(Problem::UnknownKey {
-                span: entry.key.span.clone(),
-                key: key.to_owned(),
-                path: path.to_owned(),
-                suggestion: closest(key, fields.iter().map(|f| f.name)),
-                expected: fields.iter().map(|f| f.name).collect(),
-            }),
-        }
-    }
-    for field in fields.iter().filter(|f| f.required) {
-        if node.entry(field.name).is_none() {
-            out.push(Problem::MissingKey {
+impl Walk<'_> {
+    /// Checks a mapping; `key` is the key it is the value of, where a missing key is reported (as
+    /// actionlint does), rather than at the mapping's first entry.
+    fn map(&mut self, node: &Node, fields: &'static [Field], path: &str, key: Option<&Node>) {
+        let Some(entries) = node.entries() else {
+            self.out.push(Problem::WrongType {
                 span: node.span.clone(),
-                path: path.to_owned(),
-                key: field.name,
+                path: if path.is_empty() {
+                    "the file".to_owned()
+                } else {
+                    path.to_owned()
+                },
+                expected: "a mapping".to_owned(),
+                found: node.kind_name().to_owned(),
+                help: None,
+                fix: None,
             });
+            return;
+        };
+        for entry in entries {
+            let key = entry.key.text().unwrap_or("");
+            match fields.iter().find(|f| f.name == key) {
+                Some(field) => self.value(entry, &field.shape, &join(path, key)),
+                None => self.out.push(Problem::UnknownKey {
+                    span: entry.key.span.clone(),
+                    key: key.to_owned(),
+                    path: path.to_owned(),
+                    suggestion: closest(key, fields.iter().map(|f| f.name)),
+                    expected: fields.iter().map(|f| f.name).collect(),
+                    fix: rename_fix(self.text, node, &entry.key, fields),
+                }),
+            }
+        }
+        for field in fields.iter().filter(|f| f.required) {
+            if node.entry(field.name).is_none() {
+                self.out.push(Problem::MissingKey {
+                    span: key.map_or_else(|| node.span.clone(), |k| k.span.clone()),
+                    path: path.to_owned(),
+                    key: field.name,
+                });
+            }
         }
     }
-}
 
-fn check_value(node: &Node, shape: &Shape, path: &str, out: &mut Vec<Problem>) {
-    let wrong = |expected: &str, help: Option<String>| Problem::WrongType {
-        span: node.span.clone(),
-        path: path.to_owned(),
-        expected: expected.to_owned(),
-        found: node.kind_name().to_owned(),
-        help,
-    };
-    match shape {
-        Shape::Str => {
-            if node.scalar().is_none() || node.is_null() {
-                out.push(wrong("a string", None));
-            }
-        }
-        Shape::PositiveInt => {
-            let ok = node.scalar_kind() == Some(ScalarKind::Int)
-                && node
-                    .text()
-                    .and_then(|t| t.parse::<u64>().ok())
-                    .is_some_and(|n| n > 0);
-            if !ok {
-                let mut problem = wrong("a whole number greater than zero", None);
-                if let (Problem::WrongType { found, .. }, Some(text)) = (&mut problem, node.text())
-                    && node.scalar().is_some()
-                    && !node.is_null()
-                {
-                    *found = format!("`{text}`");
+    fn value(&mut self, entry: &Entry, shape: &Shape, path: &str) {
+        let node = &entry.value;
+        let out = &mut *self.out;
+        let wrong = |expected: &str, help: Option<String>| Problem::WrongType {
+            span: node.span.clone(),
+            path: path.to_owned(),
+            expected: expected.to_owned(),
+            found: node.kind_name().to_owned(),
+            help,
+            fix: None,
+        };
+        match shape {
+            Shape::Str | Shape::Duration | Shape::Since | Shape::Name | Shape::NonEmpty => {
+                if node.scalar().is_none() || node.is_null() {
+                    out.push(wrong("a string", None));
                 }
-                out.push(problem);
             }
-        }
-        Shape::Enum(words) => match node.text() {
-            Some(t) if node.scalar().is_some() && words.contains(&t) => {}
-            Some(t) if node.scalar().is_some() && !node.is_null() => out.push(Problem::WrongType {
-                span: node.span.clone(),
-                path: path.to_owned(),
-                expected: format!("one of {}", words.join(", ")),
-                found: format!("`{t}`"),
-                help: closest(t, words.iter().copied()).map(|s| format!("did you mean `{s}`?")),
-            }),
-            _ => out.push(wrong(&format!("one of {}", words.join(", ")), None)),
-        },
-        Shape::StrList => match &node.value {
-            Value::Seq(items) => {
-                for item in items {
-                    if item.scalar().is_none() || item.is_null() {
-                        out.push(Problem::WrongType {
-                            span: item.span.clone(),
-                            path: format!("{path}[]"),
-                            expected: "a string".to_owned(),
-                            found: item.kind_name().to_owned(),
-                            help: None,
-                        });
+            Shape::PositiveInt => {
+                let ok = node.scalar_kind() == Some(ScalarKind::Int)
+                    && node
+                        .text()
+                        .and_then(|t| t.parse::<u64>().ok())
+                        .is_some_and(|n| n > 0);
+                if !ok {
+                    let mut problem = wrong("a whole number greater than zero", None);
+                    if let (Problem::WrongType { found, .. }, Some(text)) =
+                        (&mut problem, node.text())
+                        && node.scalar().is_some()
+                        && !node.is_null()
+                    {
+                        *found = format!("`{text}`");
+                    }
+                    out.push(problem);
+                }
+            }
+            Shape::Enum(words) => match node.text() {
+                Some(t) if node.scalar().is_some() && words.contains(&t) => {}
+                Some(t) if node.scalar().is_some() && !node.is_null() => {
+                    out.push(Problem::WrongType {
+                        span: node.span.clone(),
+                        path: path.to_owned(),
+                        expected: format!("one of {}", words.join(", ")),
+                        found: format!("`{t}`"),
+                        help: closest(t, words.iter().copied())
+                            .map(|s| format!("did you mean `{s}`?")),
+                        fix: ozcheck_analyzer::check::suggest::unique_closest(
+                            t,
+                            words.iter().copied(),
+                        )
+                        .zip(literal_span(self.text, node))
+                        .map(|(to, span)| Fix::replace(format!("write `{to}`"), span, to)),
+                    });
+                }
+                _ => out.push(wrong(&format!("one of {}", words.join(", ")), None)),
+            },
+            Shape::StrList | Shape::NonEmptyList => match &node.value {
+                Value::Seq(items) => {
+                    for item in items {
+                        if item.scalar().is_none() || item.is_null() {
+                            out.push(Problem::WrongType {
+                                span: item.span.clone(),
+                                path: format!("{path}[]"),
+                                expected: "a string".to_owned(),
+                                found: item.kind_name().to_owned(),
+                                help: None,
+                                fix: None,
+                            });
+                        }
                     }
                 }
-            }
-            Value::Scalar(s) if !node.is_null() => {
-                out.push(wrong(
-                    "a list of strings",
-                    Some(format!("write [{}]", s.text)),
-                ));
-            }
-            _ => out.push(wrong("a list of strings", None)),
-        },
-        Shape::Map(fields) => check_map(node, fields, path, out),
-        Shape::List(fields) => match node.items() {
-            Some(items) => {
-                let item_path = format!("{path}[]");
-                for item in items {
-                    check_map(item, fields, &item_path, out);
+                Value::Scalar(s) if !node.is_null() => {
+                    let mut problem =
+                        wrong("a list of strings", Some(format!("write [{}]", s.text)));
+                    if let Problem::WrongType { fix, .. } = &mut problem {
+                        *fix = list_fix(self.text, node);
+                    }
+                    out.push(problem);
                 }
-            }
-            None => out.push(wrong("a list", None)),
-        },
+                _ => out.push(wrong("a list of strings", None)),
+            },
+            Shape::Map(fields) => self.map(node, fields, path, Some(&entry.key)),
+            Shape::List(fields) => match node.items() {
+                Some(items) => {
+                    let item_path = format!("{path}[]");
+                    for item in items {
+                        self.map(item, fields, &item_path, None);
+                    }
+                }
+                None => out.push(wrong("a list", None)),
+            },
+        }
     }
 }
 
@@ -427,9 +525,15 @@ pub fn closest<'a>(word: &str, candidates: impl Iterator<Item = &'a str>) -> Opt
     ozcheck_analyzer::check::suggest::closest(word, candidates)
 }
 
-/// The JSON Schema (draft-07) of a file kind, for yaml-language-server and other editors.
+/// The JSON Schema (draft-07) of a file kind, for yaml-language-server and other editors. It
+/// refuses what the lint refuses where a schema can say it: unknown keys, wrong types, missing
+/// keys, the duration and name grammars, `since`, empty wait arguments, one action per step,
+/// `allow_senders` without `sender`, and the wait tool on runtimes that cannot wait. What needs
+/// more than one file (agents named by routines), CEL, or arithmetic (the 7d bound) stays the
+/// lint's.
 pub fn json_schema(kind: FileKind) -> Json {
     let mut schema = object_schema(fields(kind));
+    add_rules(&mut schema, kind);
     if let Json::Object(map) = &mut schema {
         map.insert(
             "$schema".to_owned(),
@@ -441,6 +545,34 @@ pub fn json_schema(kind: FileKind) -> Json {
         );
     }
     schema
+}
+
+/// The constraints across keys that the tables do not hold.
+fn add_rules(schema: &mut Json, kind: FileKind) {
+    match kind {
+        FileKind::Agent => {
+            schema["if"] = json!({
+                "properties": { "runtime": { "enum": ["jsonl", "remote"] } },
+                "required": ["runtime"],
+            });
+            schema["then"] = json!({
+                "properties": { "tools": { "not": { "contains": { "const": crate::rules::WAIT_TOOL } } } },
+            });
+        }
+        FileKind::Flow => {
+            if let Some(step) = schema.pointer_mut("/properties/steps/items") {
+                step["oneOf"] = json!([
+                    { "required": ["wait_for_event"], "not": { "required": ["approval"] } },
+                    { "required": ["approval"], "not": { "required": ["wait_for_event"] } },
+                ]);
+            }
+        }
+        FileKind::Routine => {
+            if let Some(event) = schema.pointer_mut("/properties/triggers/items/properties/event") {
+                event["dependencies"] = json!({ "allow_senders": ["sender"] });
+            }
+        }
+    }
 }
 
 fn object_schema(fields: &'static [Field]) -> Json {
@@ -460,9 +592,9 @@ fn object_schema(fields: &'static [Field]) -> Json {
     let mut schema = json!({
         "type": "object",
         "properties": properties,
-        // Unknown keys are warnings in the lint (the platform may know more keys), so the
-        // schema allows them too rather than marking a file red that the lint accepts.
-        "additionalProperties": true,
+        // A key the lint reports as `unknown-key` is refused, so that an editor marks it too
+        // (the lint only warns, as the platform may know more keys).
+        "additionalProperties": false,
     });
     if !required.is_empty() {
         schema["required"] = json!(required);
@@ -471,8 +603,14 @@ fn object_schema(fields: &'static [Field]) -> Json {
 }
 
 fn shape_schema(shape: &Shape) -> Json {
+    const SCALAR: [&str; 3] = ["string", "number", "boolean"];
     match shape {
-        Shape::Str => json!({"type": ["string", "number", "boolean"]}),
+        Shape::Str => json!({"type": SCALAR}),
+        Shape::Duration => json!({"type": "string", "pattern": DURATION_PATTERN}),
+        Shape::Since => json!({"type": "string", "enum": ["job", "now"]}),
+        Shape::Name => json!({"type": SCALAR, "pattern": NAME_PATTERN}),
+        Shape::NonEmpty => json!({"type": SCALAR, "minLength": 1}),
+        Shape::NonEmptyList => json!({"type": "array", "items": {"type": SCALAR, "minLength": 1}}),
         Shape::PositiveInt => json!({"type": "integer", "minimum": 1}),
         Shape::Enum(words) => json!({"type": "string", "enum": words}),
         Shape::StrList => {

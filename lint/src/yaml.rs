@@ -283,6 +283,33 @@ pub fn parse(source: &SourceFile) -> Document {
     Document { root, problems }
 }
 
+/// The byte after the closing quote of the quoted scalar that starts at `span.start` (the end
+/// of `span` when no closing quote lies inside it).
+fn quoted_end(text: &str, span: Range<usize>, style: Style) -> usize {
+    let Some(body) = text.get(span.start..span.end) else {
+        return span.end;
+    };
+    let bytes = body.as_bytes();
+    let quote = if style == Style::SingleQuoted {
+        b'\''
+    } else {
+        b'"'
+    };
+    if bytes.first() != Some(&quote) {
+        return span.end;
+    }
+    let mut i = 1;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'\\' if quote == b'"' => i += 2,
+            b'\'' if quote == b'\'' && bytes.get(i + 1) == Some(&b'\'') => i += 2,
+            b if b == quote => return span.start + i + 1,
+            _ => i += 1,
+        }
+    }
+    span.end
+}
+
 fn node_count(node: &Node) -> usize {
     match &node.value {
         Value::Scalar(_) => 1,
@@ -313,7 +340,13 @@ impl Builder<'_> {
                         let trimmed = self.source.text[span.clone()].trim_end().len();
                         span.start..span.start + trimmed
                     }
-                    _ => span,
+                    // A quoted scalar followed by a comment is given a span to the line's end;
+                    // it ends at its closing quote.
+                    Style::SingleQuoted | Style::DoubleQuoted => {
+                        let end = quoted_end(&self.source.text, span.clone(), style);
+                        span.start..end
+                    }
+                    Style::Plain => span,
                 };
                 let node = Node {
                     value: Value::Scalar(Scalar {

@@ -38,6 +38,8 @@ fn json_follows_the_contract() {
         "code",
         "severity",
         "message",
+        "help",
+        "fix",
         "file",
         "line",
         "column",
@@ -58,7 +60,15 @@ fn json_follows_the_contract() {
         (first["end_line"].as_u64(), first["end_column"].as_u64()),
         (Some(6), Some(21))
     );
+    assert_eq!(first["help"], "write 90m");
+    assert_eq!(first["fix"]["message"], "write 90m");
+    assert_eq!(
+        first["fix"]["edits"][0],
+        serde_json::json!({"content": "90m", "line": 6, "column": 16, "end_line": 6, "end_column": 21})
+    );
     assert_eq!(diagnostics[1]["code"], "unknown-key");
+    // `timeout` is in the mapping already: no rename is offered.
+    assert!(diagnostics[1]["fix"].is_null());
     assert_eq!(diagnostics[1]["severity"], "warning");
 }
 
@@ -69,8 +79,8 @@ fn concise_is_one_line_per_finding() {
     assert_eq!(
         lines,
         [
-            "flows/watch.yaml:6:16: error[compound-timeout] timeout `1h30m` combines several units; a timeout is a whole number and one unit",
-            "flows/watch.yaml:7:7: warning[unknown-key] unknown key `timout` in `steps[].wait_for_event`",
+            "flows/watch.yaml:6:16: error[compound-timeout] timeout `1h30m` combines several units; a timeout is a whole number and one unit (help: write 90m)",
+            "flows/watch.yaml:7:7: warning[unknown-key] unknown key `timout` in `steps[].wait_for_event` (help: did you mean `timeout`?)",
         ]
     );
 }
@@ -242,6 +252,7 @@ fn check_sarif(log: &Value) {
                     "message",
                     "locations",
                     "partialFingerprints",
+                    "fixes",
                     "properties",
                 ],
             );
@@ -278,9 +289,12 @@ fn check_sarif(log: &Value) {
                     &["uri", "uriBaseId", "index", "description", "properties"],
                 );
                 let uri = artifact["uri"].as_str().expect("uri");
-                assert!(
-                    !uri.is_empty() && !uri.contains('\\'),
-                    "a relative URI reference: {uri}"
+                assert!(!uri.is_empty() && !uri.contains('\\'), "a URI: {uri}");
+                // A base id goes with a relative reference only (SARIF1004).
+                assert_eq!(
+                    artifact.contains_key("uriBaseId"),
+                    !uri.starts_with("file:"),
+                    "{uri}"
                 );
                 let region = object(
                     &physical["region"],

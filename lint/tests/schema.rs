@@ -1,14 +1,33 @@
-//! The JSON Schema that `ozcheck schema` prints agrees with the lint: every `ok` file validates
-//! against its kind's schema, and files with wrong types or missing keys do not. The validator is
-//! a small one for the draft-07 keywords the schema uses (`type`, `properties`, `required`,
-//! `items`, `enum`, `minimum`), written here so the test has no heavy dependency.
+//! The JSON Schemas that `ozcheck schema` prints (and docs/schema/*.json holds) agree with the
+//! lint, checked with an independent JSON Schema implementation (the `jsonschema` crate, draft
+//! 07, formats on): every `ok` plugin file validates; every rule the schema can express refuses
+//! its rule's Example and accepts its Use-instead; every `err` fixture that declares such a rule
+//! fails.
 
 use std::path::Path;
 
+use ozcheck_lint::docs::example_files;
+use ozcheck_lint::rules::RULES;
 use ozcheck_lint::schema::json_schema;
 use ozcheck_lint::yaml::{self, Node, ScalarKind, Value};
 use ozcheck_lint::{FileKind, SourceFile};
 use serde_json::{Value as Json, json};
+
+/// The rules a JSON Schema can express; the others need CEL, other files or arithmetic.
+const CATCHABLE: &[&str] = &[
+    "unknown-key",
+    "wrong-type",
+    "missing-key",
+    "compound-timeout",
+    "fractional-timeout",
+    "invalid-timeout",
+    "invalid-since",
+    "empty-wait-argument",
+    "invalid-name",
+    "step-action-count",
+    "allow-senders-without-sender",
+    "wait-tool-unsupported-runtime",
+];
 
 fn to_json(node: &Node) -> Json {
     match &node.value {
@@ -29,76 +48,21 @@ fn to_json(node: &Node) -> Json {
     }
 }
 
-fn type_matches(ty: &str, value: &Json) -> bool {
-    match ty {
-        "object" => value.is_object(),
-        "array" => value.is_array(),
-        "string" => value.is_string(),
-        "number" => value.is_number(),
-        "integer" => value.is_i64() || value.is_u64(),
-        "boolean" => value.is_boolean(),
-        "null" => value.is_null(),
-        _ => false,
-    }
-}
-
-fn validate(schema: &Json, value: &Json, path: &str, errors: &mut Vec<String>) {
-    if let Some(ty) = schema.get("type") {
-        let ok = match ty {
-            Json::String(t) => type_matches(t, value),
-            Json::Array(ts) => ts
-                .iter()
-                .any(|t| type_matches(t.as_str().unwrap_or(""), value)),
-            _ => true,
-        };
-        if !ok {
-            errors.push(format!("{path}: not {ty}"));
-            return;
-        }
-    }
-    if let Some(words) = schema.get("enum").and_then(Json::as_array)
-        && !words.contains(value)
-    {
-        errors.push(format!("{path}: not one of {words:?}"));
-    }
-    if let Some(min) = schema.get("minimum").and_then(Json::as_i64)
-        && value.as_i64().is_some_and(|n| n < min)
-    {
-        errors.push(format!("{path}: below {min}"));
-    }
-    if let (Some(props), Some(object)) = (schema.get("properties"), value.as_object()) {
-        for (key, sub) in object {
-            if let Some(prop) = props.get(key) {
-                validate(prop, sub, &format!("{path}.{key}"), errors);
-            }
-        }
-        for required in schema
-            .get("required")
-            .and_then(Json::as_array)
-            .into_iter()
-            .flatten()
-        {
-            if !object.contains_key(required.as_str().unwrap_or("")) {
-                errors.push(format!("{path}: missing {required}"));
-            }
-        }
-    }
-    if let (Some(items), Some(array)) = (schema.get("items"), value.as_array()) {
-        for (i, item) in array.iter().enumerate() {
-            validate(items, item, &format!("{path}[{i}]"), errors);
-        }
-    }
-}
-
-fn errors_of(path: &Path) -> Vec<String> {
-    let text = std::fs::read_to_string(path).expect("readable");
-    let display = path.to_string_lossy().into_owned();
-    let kind = FileKind::from_path(&display).expect("a kind folder");
-    let doc = yaml::parse(&SourceFile::new(display, text));
-    let value = to_json(doc.root.as_ref().expect("a root"));
-    let mut errors = Vec::new();
-    validate(&json_schema(kind), &value, "", &mut errors);
-    errors
+/// The schema's complaints about a file, or `None` when the file has no kind or no root.
+fn errors_of(path: &str, text: &str) -> Option<Vec<String>> {
+    let kind = FileKind::from_path(path)?;
+    let doc = yaml::parse(&SourceFile::new(path, text));
+    let value = to_json(doc.root.as_ref()?);
+    let validator = jsonschema::draft7::options()
+        .should_validate_formats(true)
+        .build(&json_schema(kind))
+        .expect("the schema compiles");
+    Some(
+        validator
+            .iter_errors(&value)
+            .map(|e| format!("{e} at {}", e.instance_path()))
+            .collect(),
+    )
 }
 
 fn yaml_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
@@ -112,26 +76,100 @@ fn yaml_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
     }
 }
 
+fn corpus_files(dir: &str) -> Vec<(String, String)> {
+    let mut files = Vec::new();
+    yaml_files(Path::new(dir), &mut files);
+    files.sort();
+    files
+        .into_iter()
+        .map(|p| {
+            let text = std::fs::read_to_string(&p).expect("readable");
+            (p.to_string_lossy().into_owned(), text)
+        })
+        .collect()
+}
+
 #[test]
 fn ok_files_validate_against_their_schema() {
-    let mut files = Vec::new();
-    yaml_files(Path::new("../corpus/plugins/ok"), &mut files);
+    let files = corpus_files("../corpus/plugins/ok");
     assert!(files.len() >= 6);
-    for file in files {
-        let errors = errors_of(&file);
-        assert!(errors.is_empty(), "{}: {errors:?}", file.display());
+    for (path, text) in files {
+        let errors = errors_of(&path, &text).expect("a plugin file");
+        assert!(errors.is_empty(), "{path}: {errors:?}");
     }
 }
 
 #[test]
-fn wrong_types_and_missing_keys_fail_the_schema() {
-    let typed = errors_of(Path::new("../corpus/plugins/err/agents/typed-wrong.yaml"));
-    assert_eq!(typed.len(), 3, "{typed:?}");
-    let waits = errors_of(Path::new("../corpus/plugins/err/flows/waits.yaml"));
+fn each_catchable_rule_is_refused_by_the_schema_and_its_fix_accepted() {
+    for rule in RULES {
+        let catchable = CATCHABLE.contains(&rule.id);
+        for file in example_files(rule.use_instead) {
+            if let Some(errors) = errors_of(&file.path, &file.text) {
+                assert!(
+                    errors.is_empty(),
+                    "{}: Use instead {}: {errors:?}",
+                    rule.id,
+                    file.path
+                );
+            }
+        }
+        if !catchable {
+            continue;
+        }
+        let refused = example_files(rule.example)
+            .iter()
+            .filter_map(|file| errors_of(&file.path, &file.text))
+            .any(|errors| !errors.is_empty());
+        assert!(refused, "the schema accepts the Example of `{}`", rule.id);
+    }
+}
+
+#[test]
+fn err_fixtures_with_a_catchable_rule_fail_the_schema() {
+    let mut checked = 0;
+    for (path, text) in corpus_files("../corpus/plugins/err") {
+        let declared = text.lines().next().unwrap_or("");
+        if !CATCHABLE
+            .iter()
+            .any(|id| declared.contains(&format!("{id}@")))
+        {
+            continue;
+        }
+        let Some(errors) = errors_of(&path, &text) else {
+            continue;
+        };
+        assert!(!errors.is_empty(), "{path} passes the schema");
+        checked += 1;
+    }
+    assert!(checked >= 6, "only {checked} err fixtures checked");
+}
+
+#[test]
+fn the_schema_refuses_timeouts_words_and_names_the_lint_refuses() {
+    let wait = |extra: &str| {
+        format!("name: w\nsteps:\n  - id: a\n    wait_for_event:\n      source: s\n{extra}")
+    };
+    for (extra, ok) in [
+        ("      timeout: 90m\n", true),
+        ("      timeout: 1500ms\n", true),
+        ("      timeout: 1h30m\n", false),
+        ("      timeout: 1.5h\n", false),
+        ("      timeout: 0s\n", false),
+        ("      timeout: 5\n", false),
+        ("      timeout: 5 m\n", false),
+        ("      since: job\n", true),
+        ("      since: Now\n", false),
+        ("      types: ['']\n", false),
+        ("      subject: ''\n", false),
+        ("      sourse: s\n", false),
+    ] {
+        let errors = errors_of("flows/w.yaml", &wait(extra)).expect("a flow");
+        assert_eq!(errors.is_empty(), ok, "{extra}: {errors:?}");
+    }
+    let bad_name = "name: W.x\nsteps: []\n";
     assert!(
-        waits.iter().any(|e| e.contains("missing \"source\"")),
-        "{waits:?}"
+        !errors_of("flows/w.yaml", bad_name)
+            .expect("a flow")
+            .is_empty()
     );
-    let review = errors_of(Path::new("../corpus/plugins/err/routines/review.yaml"));
-    assert!(review.iter().any(|e| e.contains("below 1")), "{review:?}");
 }

@@ -71,6 +71,15 @@ pub fn run(args: &CelSpecArgs) -> ExitCode {
             }
         }
     }
+    // The summary line is the contract on standard output; which mode produced it goes beside.
+    eprintln!(
+        "mode: {}",
+        if args.parse_only {
+            "parse only (--parse-only: each record's expression parsed, nothing checked or evaluated)"
+        } else {
+            "evaluate (each record parsed, checked and evaluated against its expected value)"
+        }
+    );
     println!("{passed} passed, {failed} failed, {skipped} skipped");
     if failed == 0 {
         ExitCode::SUCCESS

@@ -122,6 +122,7 @@ pub fn run(args: &EvalArgs) -> ExitCode {
             let kind = match error {
                 EvalError::Stopped(Stop::CostLimit { .. }) => "cost-limit",
                 EvalError::Stopped(Stop::Deadline { .. }) => "deadline",
+                EvalError::Stopped(Stop::Memory { .. }) => "memory",
                 EvalError::Runtime { .. } => "runtime",
             };
             match args.format {

@@ -28,17 +28,17 @@ pub enum Context {
 pub enum Format {
     /// Human-readable reports with the expression and a label under the cause.
     Full,
-    /// One JSON object (the stable contract in DESIGN.md).
+    /// One JSON object (the stable contract in docs/cli.md).
     Json,
 }
 
 /// Arguments of `ozcheck filter`.
 #[derive(Args)]
 pub struct FilterArgs {
-    /// The expression to check (or use --file).
+    /// The expression to check (or use --file); `-` reads it from standard input.
     #[arg(required_unless_present = "file", conflicts_with = "file")]
     pub expr: Option<String>,
-    /// Read the expression from this file.
+    /// Read the expression from this file (`-`: standard input).
     #[arg(long)]
     pub file: Option<PathBuf>,
     /// The environment the expression runs in.
@@ -61,10 +61,45 @@ pub struct FilterArgs {
     pub format: Format,
 }
 
+/// Most bytes read from standard input: far above the 1024-byte source limit, so the analyzer
+/// still reports the size, and small enough that a stream without end cannot exhaust memory.
+const MAX_STDIN_BYTES: u64 = 1024 * 1024;
+
+/// The expression from standard input (`-`, as `ozcheck lint -` reads a file), without the one
+/// line break a shell adds.
+fn read_stdin() -> std::io::Result<String> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    std::io::stdin()
+        .take(MAX_STDIN_BYTES + 1)
+        .read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > MAX_STDIN_BYTES {
+        return Err(std::io::Error::other(format!(
+            "more than {MAX_STDIN_BYTES} bytes"
+        )));
+    }
+    let text = String::from_utf8(bytes).map_err(std::io::Error::other)?;
+    Ok(text.strip_suffix('\n').map_or(text.clone(), str::to_owned))
+}
+
 /// Runs the subcommand.
 pub fn run(args: &FilterArgs) -> ExitCode {
     let source = match (&args.expr, &args.file) {
+        (Some(expr), _) if expr == "-" => match read_stdin() {
+            Ok(text) => text,
+            Err(err) => {
+                eprintln!("error: cannot read standard input: {err}");
+                return ExitCode::from(2);
+            }
+        },
         (Some(expr), _) => expr.clone(),
+        (None, Some(path)) if path.as_os_str() == "-" => match read_stdin() {
+            Ok(text) => text,
+            Err(err) => {
+                eprintln!("error: cannot read standard input: {err}");
+                return ExitCode::from(2);
+            }
+        },
         (None, Some(path)) => match std::fs::read_to_string(path) {
             Ok(text) => text.strip_suffix('\n').map_or(text.clone(), str::to_owned),
             Err(err) => {
@@ -116,7 +151,7 @@ pub fn run(args: &FilterArgs) -> ExitCode {
     }
 }
 
-/// The JSON contract of DESIGN.md.
+/// The JSON contract of docs/cli.md.
 pub fn json(report: &Report) -> serde_json::Value {
     serde_json::json!({
         "verdict": report.verdict,

@@ -1,22 +1,27 @@
-//! `ozcheck lint`: lints agent, flow and routine YAML files and prints the findings. Exit 0 when
-//! no finding is at error level, 1 when one is, 2 on a usage, configuration or I/O error.
+//! `ozcheck lint`: lints agent, flow and routine YAML files and prints the findings, or fixes
+//! them (`--fix`, `--diff`). Exit 0 when no finding is at error level (or `--exit-zero`), 1 when
+//! one is (with `--diff`: when a fix would change a file), 2 on a usage, configuration or I/O
+//! error. The flags follow ruff's and zizmor's; docs/cli.md is the contract.
 
-use std::io::{IsTerminal, Read, Write};
-use std::path::{Path, PathBuf};
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, ValueEnum};
+use ozcheck_lint::FileReport;
+use ozcheck_lint::fix::{self, FixedFile};
 use ozcheck_lint::render::{self, Format};
-use ozcheck_lint::{Config, Input, PluginContext, discover};
+
+mod inputs;
 
 /// Output format.
-#[derive(Clone, Copy, Debug, ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum LintFormat {
     /// Reports with a source snippet and a label under the cause.
     Full,
-    /// `file:line:col: severity[rule] message`, one per line.
+    /// `file:line:col: severity[rule] message (help: …)`, one per line.
     Concise,
-    /// One JSON object (the stable contract in DESIGN.md).
+    /// One JSON object (the stable contract in docs/cli.md).
     Json,
     /// SARIF 2.1.0 for code scanning.
     Sarif,
@@ -24,20 +29,57 @@ pub enum LintFormat {
     Github,
 }
 
+/// When to colour the `full` output.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ColorChoice {
+    /// When writing to a terminal, unless `NO_COLOR` is set; `FORCE_COLOR` forces it.
+    Auto,
+    /// Always.
+    Always,
+    /// Never.
+    Never,
+}
+
 /// Arguments of `ozcheck lint`.
+// Each bool is one command-line switch, as ruff's are.
+#[allow(clippy::struct_excessive_bools)]
 #[derive(Args)]
 pub struct LintArgs {
-    /// Files or folders to lint (default: the current folder); `-` reads standard input.
+    /// Files or folders to lint; `-` reads standard input. Without a path: the plugin files
+    /// (YAML under agents/, flows/, routines/) below the current folder.
     pub paths: Vec<PathBuf>,
     /// Output format.
     #[arg(long, value_enum, default_value = "full")]
     pub format: LintFormat,
-    /// Configuration file (default: ./ozcheck.toml when it exists).
+    /// Configuration file (default: the nearest ozcheck.toml in the folder of the first path or
+    /// a folder above it).
     #[arg(long)]
     pub config: Option<PathBuf>,
-    /// Read the file from standard input and report it under this path.
+    /// Report standard input under this path (its plugin is read from disk for context).
     #[arg(long)]
     pub stdin_filename: Option<String>,
+    /// Apply the safe fixes to the files (to standard input: print the fixed text), then report
+    /// what remains.
+    #[arg(long)]
+    pub fix: bool,
+    /// Print the safe fixes as a unified diff instead of applying them; exit 1 when there is one.
+    #[arg(long, conflicts_with = "fix")]
+    pub diff: bool,
+    /// Exit 0 even when error-level findings remain (usage and I/O errors still exit 2).
+    #[arg(long)]
+    pub exit_zero: bool,
+    /// Print the findings and nothing else (no summary line, no note about fixes).
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
+    /// Print how many findings each rule has instead of the findings.
+    #[arg(long, conflicts_with = "diff")]
+    pub statistics: bool,
+    /// When to colour the full output; `NO_COLOR` and `FORCE_COLOR` apply to `auto`.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub color: ColorChoice,
+    /// Write the output to this file instead of standard output.
+    #[arg(long, short = 'o')]
+    pub output_file: Option<PathBuf>,
 }
 
 fn format(f: LintFormat) -> Format {
@@ -55,85 +97,117 @@ fn usage_error(message: &str) -> ExitCode {
     ExitCode::from(2)
 }
 
-fn load_config(path: Option<&Path>) -> Result<Config, String> {
-    let (path, required) = match path {
-        Some(p) => (p.to_path_buf(), true),
-        None => (PathBuf::from("ozcheck.toml"), false),
-    };
-    match std::fs::read_to_string(&path) {
-        Ok(text) => Config::parse(&text).map_err(|e| format!("{}: {e}", path.display())),
-        Err(e) if required || e.kind() != std::io::ErrorKind::NotFound => {
-            Err(format!("{}: {e}", path.display()))
-        }
-        Err(_) => Ok(Config::default()),
+/// Whether to colour: `--color` first, then `NO_COLOR`, then `FORCE_COLOR` (each when set and not
+/// empty), then whether the output is a terminal.
+fn use_color(choice: ColorChoice, to_terminal: bool) -> bool {
+    let set = |name: &str| std::env::var_os(name).is_some_and(|v| !v.is_empty());
+    match choice {
+        ColorChoice::Always => true,
+        ColorChoice::Never => false,
+        ColorChoice::Auto if set("NO_COLOR") => false,
+        ColorChoice::Auto if set("FORCE_COLOR") => true,
+        ColorChoice::Auto => to_terminal,
     }
 }
 
-/// The input from standard input and the plugin context of the path it stands for.
-fn stdin_input(name: &str) -> std::io::Result<(Vec<Input>, PluginContext)> {
-    let mut bytes = Vec::new();
-    std::io::stdin()
-        .take(ozcheck_lint::MAX_FILE_BYTES as u64 + 1)
-        .read_to_end(&mut bytes)?;
-    let mut input = Input::from_bytes(name, &bytes, true);
-    input.too_large = bytes.len() > ozcheck_lint::MAX_FILE_BYTES;
-    // The agents of the plugin the named file belongs to, if it exists on disk.
-    let mut context = PluginContext {
-        file_exists: Some(discover::disk_file_exists()),
-        ..PluginContext::default()
-    };
-    let path = Path::new(name);
-    if let Some(dir) = path.parent()
-        && matches!(dir.file_name().and_then(|n| n.to_str()), Some("routines"))
-        && let Some(root) = dir.parent()
-        && root.join("agents").is_dir()
-    {
-        let (files, _) = discover::collect(&[root.join("agents")])?;
-        context.files = files;
-        context.agents_complete = true;
+/// The findings (or statistics) as the chosen format says.
+fn findings_text(args: &LintArgs, reports: &[FileReport], color: bool) -> String {
+    if args.statistics {
+        return render::statistics(reports, args.format == LintFormat::Json);
     }
-    Ok((vec![input], context))
+    let text = render::render(reports, format(args.format), color);
+    if args.quiet && args.format == LintFormat::Full {
+        let summary = render::summary(reports);
+        return text.strip_suffix(&summary).unwrap_or(&text).to_owned();
+    }
+    text
+}
+
+/// Writes `text` to the output file or standard output; false when that fails.
+fn emit(args: &LintArgs, text: &str) -> bool {
+    if let Some(path) = &args.output_file {
+        return std::fs::write(path, text).is_ok();
+    }
+    let mut stdout = std::io::stdout().lock();
+    stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+        .is_ok()
+}
+
+/// Writes the fixed files back (or the fixed standard input to standard output) and says how
+/// many fixes were applied.
+fn write_fixes(args: &LintArgs, fixed: &[FixedFile], from_stdin: bool) -> Result<(), String> {
+    let mut files = 0;
+    for file in fixed.iter().filter(|f| f.changed()) {
+        files += 1;
+        if from_stdin {
+            continue;
+        }
+        std::fs::write(&file.report.source.path, &file.report.source.text)
+            .map_err(|e| format!("{}: {e}", file.report.source.path))?;
+    }
+    if from_stdin {
+        if let Some(file) = fixed.first() {
+            let mut stdout = std::io::stdout().lock();
+            stdout
+                .write_all(file.report.source.text.as_bytes())
+                .map_err(|e| format!("standard output: {e}"))?;
+        }
+    }
+    let applied: usize = fixed.iter().map(|f| f.applied).sum();
+    if !args.quiet && applied > 0 {
+        let plural = |n: usize, w: &str| format!("{n} {w}{}", if n == 1 { "" } else { "s" });
+        let _ = writeln!(
+            std::io::stderr(),
+            "ozcheck lint: fixed {} in {}",
+            plural(applied, "finding"),
+            plural(files, "file")
+        );
+    }
+    Ok(())
 }
 
 /// Runs the subcommand.
 pub fn run(args: &LintArgs) -> ExitCode {
-    let config = match load_config(args.config.as_deref()) {
+    let config = match inputs::config(args) {
         Ok(c) => c,
         Err(e) => return usage_error(&e),
     };
-    let reads_stdin = args.paths.iter().any(|p| p.as_os_str() == "-")
-        || (args.paths.is_empty() && args.stdin_filename.is_some());
-    let collected = if reads_stdin {
-        if args.paths.len() > 1 {
-            return usage_error("`-` (standard input) cannot be combined with other paths");
-        }
-        stdin_input(args.stdin_filename.as_deref().unwrap_or("<stdin>.yaml"))
-    } else {
-        let paths = if args.paths.is_empty() {
-            vec![PathBuf::from(".")]
-        } else {
-            args.paths.clone()
-        };
-        discover::collect(&paths)
-    };
-    let (targets, context) = match collected {
+    let (targets, context, from_stdin) = match inputs::collect(args) {
         Ok(c) => c,
-        Err(e) => return usage_error(&e.to_string()),
+        Err(e) => return usage_error(&e),
     };
-    let reports = ozcheck_lint::lint(&targets, &context, &config);
-    let color = matches!(args.format, LintFormat::Full)
-        && std::io::stdout().is_terminal()
-        && std::env::var_os("NO_COLOR").is_none();
-    let text = render::render(&reports, format(args.format), color);
-    let mut stdout = std::io::stdout().lock();
-    if stdout
-        .write_all(text.as_bytes())
-        .and_then(|()| stdout.flush())
-        .is_err()
-    {
+    let to_terminal = args.output_file.is_none() && std::io::stdout().is_terminal();
+    let color = args.format == LintFormat::Full && use_color(args.color, to_terminal);
+    if args.diff {
+        let fixed = fix::fix(&targets, &context, &config);
+        let diff = fix::unified_diff(&fixed);
+        if !emit(args, &diff) {
+            return ExitCode::from(2);
+        }
+        return ExitCode::from(u8::from(!diff.is_empty()));
+    }
+    let reports: Vec<FileReport> = if args.fix {
+        let fixed = fix::fix(&targets, &context, &config);
+        if let Err(e) = write_fixes(args, &fixed, from_stdin) {
+            return usage_error(&e);
+        }
+        fixed.into_iter().map(|f| f.report).collect()
+    } else {
+        ozcheck_lint::lint(&targets, &context, &config)
+    };
+    let text = findings_text(args, &reports, color);
+    // With `--fix` on standard input the fixed text owns standard output; findings go beside.
+    let written = if args.fix && from_stdin && args.output_file.is_none() {
+        std::io::stderr().write_all(text.as_bytes()).is_ok()
+    } else {
+        emit(args, &text)
+    };
+    if !written {
         return ExitCode::from(2);
     }
-    if ozcheck_lint::has_errors(&reports) {
+    if ozcheck_lint::has_errors(&reports) && !args.exit_zero {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS

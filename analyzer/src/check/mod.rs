@@ -461,6 +461,9 @@ impl Checker<'_> {
         if types.contains(&Type::Error) {
             return Type::Error;
         }
+        if function == "matches" {
+            self.constant_pattern(target, args);
+        }
         if let Some(ty) = resolve(overloads, target.is_some(), &types) {
             return ty;
         }
@@ -477,6 +480,21 @@ impl Checker<'_> {
             .with_help(help),
         );
         Type::Error
+    }
+
+    /// A `matches` pattern written as a literal is compiled now, under the evaluator's limits,
+    /// so that a pattern the program would refuse is refused here in the same words.
+    fn constant_pattern(&mut self, target: Option<NodeId>, args: &[NodeId]) {
+        let pattern = match (target, args) {
+            (Some(_), [p]) | (None, [_, p]) => *p,
+            _ => return,
+        };
+        if let ExprKind::Literal(Literal::String(text)) = self.ast.kind(pattern) {
+            if let Err(refused) = crate::regex::compiled_size(text) {
+                self.diagnostics
+                    .push(refused.diagnostic(self.ast.span(pattern)));
+            }
+        }
     }
 
     fn binary(&mut self, span: Span, op: BinaryOp, l: Type, r: Type) -> Type {

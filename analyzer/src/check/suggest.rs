@@ -14,6 +14,32 @@ pub fn closest<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) ->
         .map(|(_, c)| c)
 }
 
+/// Like [`closest`], but only when no other candidate is as close: the suggestion a tool may
+/// apply without asking (a misspelt key renamed by `ozcheck lint --fix`).
+pub fn unique_closest<'a>(
+    name: &str,
+    candidates: impl IntoIterator<Item = &'a str>,
+) -> Option<&'a str> {
+    let limit = (name.chars().count() / 3).max(1);
+    let mut best: Option<(usize, &str)> = None;
+    let mut tied = false;
+    for c in candidates.into_iter().filter(|c| *c != name) {
+        let d = edit_distance(name, c);
+        if d > limit {
+            continue;
+        }
+        match best {
+            Some((b, s)) if d == b && s != c => tied = true,
+            Some((b, _)) if d >= b => {}
+            _ => {
+                best = Some((d, c));
+                tied = false;
+            }
+        }
+    }
+    best.filter(|_| !tied).map(|(_, c)| c)
+}
+
 /// Optimal string alignment distance (Levenshtein plus adjacent transpositions), on chars.
 /// Names here are short (identifiers of at most the expression's 1 KiB), so the quadratic table
 /// is cheap; inputs longer than 64 chars are not compared at all.
@@ -66,5 +92,16 @@ mod tests {
         assert_eq!(closest("txt", fields), Some("text"));
         assert_eq!(closest("labels", fields), None);
         assert_eq!(closest("text", fields), None);
+    }
+
+    #[test]
+    fn a_unique_suggestion_has_no_tie() {
+        assert_eq!(
+            unique_closest("timout", ["timeout", "types"]),
+            Some("timeout")
+        );
+        // `typo` is one edit from both `type` and `typos`.
+        assert_eq!(unique_closest("typo", ["type", "typos"]), None);
+        assert_eq!(unique_closest("labels", ["text"]), None);
     }
 }

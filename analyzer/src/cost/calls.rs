@@ -24,14 +24,6 @@ fn traversal(len: &Poly) -> Poly {
     }
 }
 
-/// `ceil(len / 4)`.
-fn regex_pattern(len: &Poly) -> Poly {
-    match len.as_constant() {
-        Some(c) => Poly::constant(table::regex_pattern(c.ceil() as u64) as f64),
-        None => len.scale(0.25).add_const(0.75),
-    }
-}
-
 /// A polynomial bound on `min(a, b)`: a constant when either is one, else the operand whose
 /// newest variable is newer (the innermost loop's), so that the inner sum absorbs it.
 fn min_poly(a: Poly, b: Poly) -> Poly {
@@ -50,15 +42,21 @@ fn min_poly(a: Poly, b: Poly) -> Poly {
 }
 
 /// The cost of a call on top of its operands' costs.
-/// The receiver of a member call comes first in `operands`.
-pub(crate) fn call(w: &mut Walker<'_>, function: &str, operands: &[Val]) -> Val {
+/// The receiver of a member call comes first in `operands`. `pattern` is the compiled size of
+/// the pattern of a `matches` call whose pattern is a literal (the program compiles those once).
+pub(crate) fn call(
+    w: &mut Walker<'_>,
+    function: &str,
+    operands: &[Val],
+    pattern: Option<u64>,
+) -> Val {
     let mut max = Poly::zero();
     let mut min = 0u64;
     for v in operands {
         max = max.add(&v.max);
         min = min.saturating_add(v.min);
     }
-    let (own, own_min, shape) = own_cost(w, function, operands);
+    let (own, own_min, shape) = own_cost(w, function, operands, pattern);
     Val {
         max: max.add(&own),
         min: min.saturating_add(own_min),
@@ -66,7 +64,12 @@ pub(crate) fn call(w: &mut Walker<'_>, function: &str, operands: &[Val]) -> Val 
     }
 }
 
-fn own_cost(w: &mut Walker<'_>, function: &str, ops: &[Val]) -> (Poly, u64, Shape) {
+fn own_cost(
+    w: &mut Walker<'_>,
+    function: &str,
+    ops: &[Val],
+    pattern: Option<u64>,
+) -> (Poly, u64, Shape) {
     let call = || Poly::constant(table::CALL as f64);
     let (cost, min, shape) = match (function, ops) {
         ("contains", [haystack, needle]) => {
@@ -88,18 +91,42 @@ fn own_cost(w: &mut Walker<'_>, function: &str, ops: &[Val]) -> (Poly, u64, Shap
             None => (call(), table::CALL, Shape::Scalar),
         },
         ("matches", [input, re]) => match (input.shape.as_str(), re.shape.as_str()) {
-            (Some(len), Some(pattern)) => (
-                sized(&traversal(&len.add_const(1.0)).mul(&regex_pattern(&pattern))),
-                table::matches(input.shape.str_min(), re.shape.str_min()),
-                Shape::Scalar,
-            ),
+            (Some(len), Some(_)) => matches(&len, input, re, pattern),
             _ => (call(), table::CALL, Shape::Scalar),
+        },
+        (f, [x]) if table::reads_string(f) => match x.shape.as_str() {
+            Some(len) => (sized(&traversal(&len)), table::CALL, Shape::Scalar),
+            None => (call(), table::CALL, Shape::Scalar),
         },
         ("string" | "bytes", [x]) => conversion(w, x),
         ("dyn", [x]) => (call(), table::CALL, x.shape.clone()),
         _ => (call(), table::CALL, Shape::Unknown),
     };
     (cost, min, known_result(function, shape))
+}
+
+/// `s.matches(re)`: the search, one traversal of `s` times a quarter of the compiled size; a pattern
+/// that is not a literal is compiled per call (the fixed `REGEX_COMPILE`) and may compile to the
+/// largest size the limits allow.
+fn matches(len: &Poly, input: &Val, re: &Val, pattern: Option<u64>) -> (Poly, u64, Shape) {
+    let size = pattern.unwrap_or(table::REGEX_MAX_SIZE);
+    let search = sized(&traversal(&len.add_const(1.0)).scale(size.div_ceil(4) as f64));
+    let certain = certainly_str(&input.shape) && certainly_str(&re.shape);
+    match pattern {
+        Some(size) => {
+            let min = if certain {
+                table::matches(input.shape.str_min(), size)
+            } else {
+                0
+            };
+            (search, min, Shape::Scalar)
+        }
+        None => (
+            search.add_const(table::REGEX_COMPILE as f64),
+            if certain { table::REGEX_COMPILE } else { 0 },
+            Shape::Scalar,
+        ),
+    }
 }
 
 /// Functions whose result is a number, bool, timestamp, duration or type.
@@ -236,17 +263,15 @@ fn ordering(a: &Shape, b: &Shape) -> (Poly, u64, Shape) {
     (cost, min, Shape::Scalar)
 }
 
-/// `x in c`: one comparison per element of a list (`in_list`); one lookup in a map. The bound
-/// adds a tenth of the list's deep size, so it also holds for a meter that charges each element
-/// comparison by size (`max(CALL, traversal)` summed over the elements).
+/// `x in c`: one comparison per element of a list, each walking at most the smaller of `x` and
+/// the element (`in_list`), which the list's deep size bounds; one lookup in a map.
 fn membership(w: &Walker<'_>, container: &Shape) -> (Poly, u64, Shape) {
     let mut cost = Poly::constant(table::CALL as f64);
     if let Some((len, _)) = container.as_list(&w.parts) {
-        let per_byte = container.deep_size().scale(0.1);
-        cost = cost.max(&sized(&len.add(&per_byte)));
+        cost = cost.max(&sized(&len.add(&container.deep_size())));
     }
     let min = match container {
-        Shape::List(l) => table::in_list(l.min_len),
+        Shape::List(l) => table::in_list(l.min_len, 0, 0),
         _ => table::CALL,
     };
     (cost, min, Shape::Scalar)

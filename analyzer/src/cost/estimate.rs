@@ -201,7 +201,8 @@ impl Walker<'_> {
             } => {
                 let operands: Vec<Val> =
                     target.iter().chain(args).map(|&a| self.visit(a)).collect();
-                (calls::call(self, function, &operands), None)
+                let pattern = constant_pattern(ast, function, *target, args);
+                (calls::call(self, function, &operands, pattern), None)
             }
             ExprKind::Unary { operand, .. } => {
                 let op = self.visit(*operand);
@@ -414,6 +415,26 @@ fn add_cost(val: &Val, cost: u64, shape: Shape) -> Val {
         max: val.max.add_const(cost as f64),
         min: val.min.saturating_add(cost),
         shape,
+    }
+}
+
+/// The compiled size of the pattern of a `matches` call whose pattern is a literal, as the
+/// evaluator's program compiles it (an invalid one has been refused by the checker).
+fn constant_pattern(
+    ast: &Ast,
+    function: &str,
+    target: Option<NodeId>,
+    args: &[NodeId],
+) -> Option<u64> {
+    let pattern = match (function, target, args) {
+        ("matches", Some(_), [p]) | ("matches", None, [_, p]) => *p,
+        _ => return None,
+    };
+    match ast.kind(pattern) {
+        ExprKind::Literal(Literal::String(text)) => {
+            Some(crate::regex::compiled_size(text).unwrap_or(table::REGEX_MAX_SIZE))
+        }
+        _ => None,
     }
 }
 

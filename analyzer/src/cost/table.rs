@@ -14,7 +14,7 @@
 
 /// Version of the cost model. Any change to a constant or formula in this file changes it; a
 /// stored verdict is only valid for the version it was computed with.
-pub const COST_MODEL_VERSION: u32 = 1;
+pub const COST_MODEL_VERSION: u32 = 2;
 
 /// The default cost limit of one evaluation (the same order as Kubernetes' per-call limit).
 pub const DEFAULT_COST_LIMIT: u64 = 1_000_000;
@@ -69,11 +69,6 @@ pub const fn traversal(len: u64) -> u64 {
     len.div_ceil(10)
 }
 
-/// Cost of the regex part of `matches`, from the pattern length: `ceil(0.25 · len)`.
-pub const fn regex_pattern(len: u64) -> u64 {
-    len.div_ceil(4)
-}
-
 /// `s.contains(t)`: `ceil(0.1·|s|) · ceil(0.1·|t|)`, as cel-go.
 pub const fn contains(haystack: u64, needle: u64) -> u64 {
     traversal(haystack).saturating_mul(traversal(needle))
@@ -84,9 +79,32 @@ pub const fn starts_ends_with(affix: u64) -> u64 {
     traversal(affix)
 }
 
-/// `s.matches(re)`: `ceil(0.1·(|s|+1)) · ceil(0.25·|re|)`, as cel-go.
-pub const fn matches(input: u64, pattern: u64) -> u64 {
-    traversal(input.saturating_add(1)).saturating_mul(regex_pattern(pattern))
+/// The longest pattern `matches` compiles, in bytes (a filter's own source limit). Longer
+/// patterns can only come from the event, and are refused before they are parsed.
+pub const REGEX_MAX_PATTERN: u64 = 1024;
+/// The largest count a counted repetition may have (`a{1000}`), as in RE2.
+pub const REGEX_MAX_REPEAT: u32 = 1000;
+/// The most Unicode property classes (`\pL`, `\p{Greek}`) one pattern may name; each takes up
+/// to ~30 µs to look up.
+pub const REGEX_MAX_UNICODE_CLASSES: u64 = 32;
+/// The most work case-insensitive matching may add to one compilation, in units of about 15 ns
+/// of case folding (see `regex::fold`): about a millisecond. `(?i)\pL` takes 15,800.
+pub const REGEX_MAX_FOLDED: u64 = 65_536;
+/// The largest compiled size of a pattern: states plus transitions of its automaton. The search
+/// does at most this much work per input byte, and compiling it takes well under a millisecond.
+pub const REGEX_MAX_SIZE: u64 = 4096;
+/// Compiling a pattern that is not a literal, charged before the compilation: the price of the
+/// largest compilation the limits above allow (measured at about 3 ms). Literal patterns are
+/// compiled once, with the program, and never charged.
+pub const REGEX_COMPILE: u64 = 40_000;
+
+/// `s.matches(re)` where `re` compiles to `size` (states plus transitions): the lazy DFA does at
+/// most `size` steps of work per input byte (measured at worst about 2.3 ns per byte and unit of
+/// size), so the search is `ceil(0.1·(|s|+1)) · ceil(size/4)`: cel-go's formula with the
+/// compiled size in place of the pattern's length, which a counted repetition (`a{1000}`)
+/// makes arbitrarily wrong.
+pub const fn matches(input: u64, size: u64) -> u64 {
+    traversal(input.saturating_add(1)).saturating_mul(size.div_ceil(4))
 }
 
 /// Equality or ordering of two strings or two bytes values: one traversal of the shorter.
@@ -105,9 +123,33 @@ pub const fn convert_sized(len: u64) -> u64 {
     traversal(len)
 }
 
-/// `x in list`: one comparison per element.
-pub const fn in_list(len: u64) -> u64 {
-    len
+/// Deep equality (`==`, `!=`) of two lists or maps whose deep sizes (see `eval::Value`: one per
+/// element, entry and scalar, one per byte of a string) are `a` and `b`: the comparison walks at
+/// most the smaller of the two.
+pub const fn equal_deep(a: u64, b: u64) -> u64 {
+    if a < b { a } else { b }
+}
+
+/// `x in list` over `len` elements whose deep size together is `deep`, with `x` of deep size
+/// `needle`: one comparison per element, each walking at most the smaller of the two values.
+pub const fn in_list(len: u64, needle: u64, deep: u64) -> u64 {
+    let walked = len.saturating_mul(needle);
+    len.saturating_add(if walked < deep { walked } else { deep })
+}
+
+/// `size(s)` of a string (counting code points) and the conversions that parse a string
+/// (`int(s)`, `uint(s)`, `double(s)`, `bool(s)`, `timestamp(s)`, `duration(s)`): one traversal.
+pub const fn read_sized(len: u64) -> u64 {
+    traversal(len)
+}
+
+/// The one-argument functions that read all of a string argument, charged [`read_sized`] on
+/// one (and `CALL` on anything else).
+pub fn reads_string(function: &str) -> bool {
+    matches!(
+        function,
+        "size" | "int" | "uint" | "double" | "bool" | "timestamp" | "duration"
+    )
 }
 
 /// Allocation charge of a built string or bytes value of `len` bytes.
@@ -131,13 +173,25 @@ pub const fn alloc_map(len: u64) -> u64 {
 /// evaluator must never format a scalar longer than this.
 pub const SCALAR_STRING_MAX: u64 = 330;
 
+/// The most bytes one evaluation may build, whatever its cost limit: string and bytes contents,
+/// [`BUILT_PER_ELEMENT`] per list element and [`BUILT_PER_ENTRY`] per map entry. Past it the
+/// evaluation stops with `memory`. With allocations charged, a unit of cost buys at most
+/// `BUILT_PER_ENTRY / ALLOC_PER_ENTRY` = 28 bytes, so under the default cost limit no evaluation
+/// reaches the cap; it binds when the cost limit is off or raised past 1.19 million units.
+pub const MEMORY_LIMIT: u64 = 32 * 1024 * 1024;
+/// Bytes counted per element of a built list (one value).
+pub const BUILT_PER_ELEMENT: u64 = 24;
+/// Bytes counted per entry of a built map (a key, a value and its index slot).
+pub const BUILT_PER_ENTRY: u64 = 56;
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn formulas_match_cel_go_reference_numbers() {
-        // research/cel-cost-model.md §3.2 #16: 500-char input, 5-char pattern → 102 (+1 ident).
+        // research/cel-cost-model.md §3.2 #16: 500 bytes of input, a pattern of 5 (here its
+        // compiled size, in cel-go its length) → 102.
         assert_eq!(matches(500, 5), 102);
         // #33: two 500-char strings → 50 · 50.
         assert_eq!(contains(500, 500), 2500);
@@ -153,6 +207,7 @@ mod tests {
     fn formulas_saturate() {
         assert_eq!(contains(u64::MAX, u64::MAX), u64::MAX);
         assert_eq!(matches(u64::MAX, 8), traversal(u64::MAX) * 2);
+        assert_eq!(in_list(u64::MAX, 2, 3), u64::MAX);
         assert_eq!(alloc_map(u64::MAX), u64::MAX);
     }
 }

@@ -4,11 +4,20 @@
 
 use std::sync::Arc;
 
+use super::bulk;
 use super::interp::{Eval, Fault, Interp, error, no_overload};
-use super::regex::{CelRegex, SCAN_CHUNK};
 use super::time::{Duration, Timestamp};
-use super::value::{Value, brief};
+use super::value::{Value, brief_quoted};
 use crate::cost::table;
+use crate::regex::CelRegex;
+
+/// Bytes of a haystack `contains` scans between two reads of the deadline.
+const SCAN_CHUNK: usize = bulk::CHUNK;
+
+/// The longest string a conversion parses (`int(s)`, `double(s)`, `timestamp(s)`…): four times
+/// the largest event text. A longer one can only have been built by the expression, and no
+/// number, timestamp or duration needs more than a few dozen bytes.
+pub(crate) const PARSE_MAX: usize = 64 * 1024;
 use crate::syntax::{BinaryOp, NodeId};
 
 /// Arithmetic on numbers, timestamps and durations (`+` on sequences is handled by the caller).
@@ -113,11 +122,20 @@ impl Interp<'_> {
             }
             ("startsWith", Value::String(s), [Value::String(p)]) => {
                 self.charge(table::starts_ends_with(p.len() as u64).max(table::CALL))?;
-                Ok(Value::Bool(s.starts_with(&**p)))
+                let head = s.as_bytes().get(..p.len()).unwrap_or_default();
+                let same =
+                    s.len() >= p.len() && bulk::same_bytes(head, p.as_bytes(), &mut self.meter)?;
+                Ok(Value::Bool(same))
             }
             ("endsWith", Value::String(s), [Value::String(p)]) => {
                 self.charge(table::starts_ends_with(p.len() as u64).max(table::CALL))?;
-                Ok(Value::Bool(s.ends_with(&**p)))
+                let tail = s
+                    .len()
+                    .checked_sub(p.len())
+                    .map_or(&[][..], |at| &s.as_bytes()[at..]);
+                let same =
+                    s.len() >= p.len() && bulk::same_bytes(tail, p.as_bytes(), &mut self.meter)?;
+                Ok(Value::Bool(same))
             }
             ("matches", _, [pattern]) => self.matches(id, recv, pattern),
             ("size", _, []) => self.global("size", recv),
@@ -149,26 +167,35 @@ impl Interp<'_> {
                 return match x {
                     Value::Bytes(_) => self.charge(table::CALL).map(|()| x.clone()),
                     Value::String(s) => {
-                        let n = s.len() as u64;
-                        self.charge(
-                            table::convert_sized(n)
-                                .max(table::CALL)
-                                .saturating_add(self.alloc(table::alloc_bytes(n))),
-                        )?;
-                        Ok(Value::Bytes(Arc::from(s.as_bytes())))
+                        self.charge_conversion(s.len() as u64)?;
+                        Ok(Value::Bytes(bulk::join_bytes(
+                            s.as_bytes(),
+                            &[],
+                            &mut self.meter,
+                        )?))
                     }
                     _ => Err(no_overload(function, &[x])),
                 };
             }
             _ => {}
         }
-        self.charge(table::CALL)?;
-        // Counting code points and parsing numbers read the whole string.
-        if let Value::String(s) = x {
-            self.meter.note_work(table::traversal(s.len() as u64))?;
+        // Counting code points and parsing read the whole string.
+        match x {
+            Value::String(s) if table::reads_string(function) => {
+                self.charge(table::read_sized(s.len() as u64).max(table::CALL))?;
+                if function == "size" {
+                    return Ok(Value::Int(bulk::char_count(s, &mut self.meter)? as i64));
+                }
+                if s.len() > PARSE_MAX {
+                    return Err(error(format!(
+                        "cannot convert a string of {} bytes to {function}: at most {PARSE_MAX} are parsed",
+                        s.len()
+                    )));
+                }
+            }
+            _ => self.charge(table::CALL)?,
         }
         match (function, x) {
-            ("size", Value::String(s)) => Ok(Value::Int(s.chars().count() as i64)),
             ("size", Value::Bytes(b)) => Ok(Value::Int(b.len() as i64)),
             ("size", Value::List(l)) => Ok(Value::Int(l.len() as i64)),
             ("size", Value::Map(m)) => Ok(Value::Int(m.len() as i64)),
@@ -183,10 +210,7 @@ impl Interp<'_> {
             ("bool", Value::String(s)) => match &**s {
                 "1" | "t" | "T" | "true" | "TRUE" | "True" => Ok(Value::Bool(true)),
                 "0" | "f" | "F" | "false" | "FALSE" | "False" => Ok(Value::Bool(false)),
-                _ => Err(error(format!(
-                    "cannot convert {} to bool",
-                    brief(&format!("{s:?}"))
-                ))),
+                _ => Err(error(format!("cannot convert {} to bool", brief_quoted(s)))),
             },
             ("timestamp", Value::String(s)) => Timestamp::parse(s)
                 .map(Value::Timestamp)
@@ -209,15 +233,10 @@ impl Interp<'_> {
                 return Ok(x.clone());
             }
             Value::Bytes(b) => {
-                let n = b.len() as u64;
-                self.charge(
-                    table::convert_sized(n)
-                        .max(table::CALL)
-                        .saturating_add(self.alloc(table::alloc_bytes(n))),
-                )?;
-                return std::str::from_utf8(b)
-                    .map(|s| Value::String(Arc::from(s)))
-                    .map_err(|_| error("invalid UTF-8 in bytes to string conversion"));
+                self.charge_conversion(b.len() as u64)?;
+                return bulk::utf8(b, &mut self.meter)?
+                    .map(Value::String)
+                    .ok_or_else(|| error("invalid UTF-8 in bytes to string conversion"));
             }
             Value::Int(i) => i.to_string().into(),
             Value::Uint(u) => u.to_string().into(),
@@ -231,28 +250,41 @@ impl Interp<'_> {
         // These results are at most a few dozen bytes, so charging right after formatting cannot
         // overshoot the limit by more than that.
         self.charge(table::CALL.saturating_add(self.alloc(table::alloc_bytes(text.len() as u64))))?;
+        self.build(text.len() as u64)?;
         Ok(Value::String(text))
     }
 
     /// `s.matches(re)`: a constant pattern was compiled with the program; any other is compiled
-    /// here under the same limits. The cost covers both compilation and the scan.
+    /// here, charged the price of the largest compilation the limits allow. The search is charged
+    /// by the compiled size, and reads the deadline between chunks of `s`.
     fn matches(&mut self, id: NodeId, s: &Value, pattern: &Value) -> Eval {
         let (Value::String(s), Value::String(p)) = (s, pattern) else {
             return Err(no_overload("matches", &[s, pattern]));
         };
-        self.charge(table::matches(s.len() as u64, p.len() as u64).max(table::CALL))?;
         let program = self.program;
         let compiled;
         let re = if let Some(re) = &program.regexes[id as usize] {
             re.as_ref()
         } else {
-            compiled =
-                CelRegex::new(p).map_err(|e| error(format!("invalid regular expression: {e}")))?;
+            self.charge(table::REGEX_COMPILE)?;
+            compiled = CelRegex::new(p).map_err(|e| error(e.message()))?;
             &compiled
         };
-        re.is_match(s, &mut self.meter)
+        self.charge(table::matches(s.len() as u64, re.size()).max(table::CALL))?;
+        let meter = &mut self.meter;
+        re.is_match(s, || meter.check_deadline())
             .map(Value::Bool)
             .map_err(Fault::Stop)
+    }
+
+    /// `string(b)` and `bytes(s)`: one traversal, and the copy's bytes.
+    fn charge_conversion(&mut self, n: u64) -> Result<(), Fault> {
+        self.charge(
+            table::convert_sized(n)
+                .max(table::CALL)
+                .saturating_add(self.alloc(table::alloc_bytes(n))),
+        )?;
+        self.build(n)
     }
 
     /// `s.contains(t)`, reading the deadline between windows of a long haystack.
@@ -289,12 +321,10 @@ fn to_int(x: &Value) -> Eval {
             Ok(Value::Int(d.trunc() as i64))
         }
         Value::Double(_) => Err(range()),
-        Value::String(s) => s.parse::<i64>().map(Value::Int).map_err(|_| {
-            error(format!(
-                "cannot convert {} to int",
-                brief(&format!("{s:?}"))
-            ))
-        }),
+        Value::String(s) => s
+            .parse::<i64>()
+            .map(Value::Int)
+            .map_err(|_| error(format!("cannot convert {} to int", brief_quoted(s)))),
         Value::Timestamp(t) => Ok(Value::Int(t.seconds())),
         _ => Err(no_overload("int", &[x])),
     }
@@ -309,12 +339,10 @@ fn to_uint(x: &Value) -> Eval {
             Ok(Value::Uint(d.trunc() as u64))
         }
         Value::Double(_) => Err(range()),
-        Value::String(s) => s.parse::<u64>().map(Value::Uint).map_err(|_| {
-            error(format!(
-                "cannot convert {} to uint",
-                brief(&format!("{s:?}"))
-            ))
-        }),
+        Value::String(s) => s
+            .parse::<u64>()
+            .map(Value::Uint)
+            .map_err(|_| error(format!("cannot convert {} to uint", brief_quoted(s)))),
         _ => Err(no_overload("uint", &[x])),
     }
 }
@@ -324,12 +352,9 @@ fn to_double(x: &Value) -> Eval {
         Value::Double(_) => Ok(x.clone()),
         Value::Int(i) => Ok(Value::Double(*i as f64)),
         Value::Uint(u) => Ok(Value::Double(*u as f64)),
-        Value::String(s) => parse_double(s).map(Value::Double).ok_or_else(|| {
-            error(format!(
-                "cannot convert {} to double",
-                brief(&format!("{s:?}"))
-            ))
-        }),
+        Value::String(s) => parse_double(s)
+            .map(Value::Double)
+            .ok_or_else(|| error(format!("cannot convert {} to double", brief_quoted(s)))),
         _ => Err(no_overload("double", &[x])),
     }
 }

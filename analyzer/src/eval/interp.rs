@@ -5,9 +5,10 @@
 use std::cmp::Ordering;
 use std::sync::Arc;
 
+use super::bulk;
 use super::map::MapValue;
 use super::meter::{Meter, Stop};
-use super::value::{TypeValue, Value, brief};
+use super::value::{ListValue, TypeValue, Value, brief_value};
 use super::{Activation, Program};
 use crate::cost::table;
 use crate::syntax::{BinaryOp, Comprehension, ExprKind, MacroKind, NodeId, UnaryOp};
@@ -73,6 +74,11 @@ impl<'p> Interp<'p> {
         self.meter.charge(units).map_err(Fault::Stop)
     }
 
+    /// Counts `bytes` of a value about to be built against the memory cap.
+    pub(crate) fn build(&mut self, bytes: u64) -> Result<(), Fault> {
+        self.meter.build(bytes).map_err(Fault::Stop)
+    }
+
     pub(crate) fn eval(&mut self, id: NodeId) -> Eval {
         let program = self.program;
         match program.ast.kind(id) {
@@ -132,15 +138,17 @@ impl<'p> Interp<'p> {
             ExprKind::List(items) => {
                 let n = items.len() as u64;
                 self.charge(table::LIST_CREATE.saturating_add(self.alloc(table::alloc_list(n))))?;
+                self.build(n.saturating_mul(table::BUILT_PER_ELEMENT))?;
                 let mut values = Vec::with_capacity(items.len());
                 for &item in items {
                     values.push(self.eval(item)?);
                 }
-                Ok(Value::List(values.into()))
+                Ok(Value::list(values))
             }
             ExprKind::Map(entries) => {
                 let n = entries.len() as u64;
                 self.charge(table::MAP_CREATE.saturating_add(self.alloc(table::alloc_map(n))))?;
+                self.build(n.saturating_mul(table::BUILT_PER_ENTRY))?;
                 let mut pairs = Vec::with_capacity(entries.len());
                 for entry in entries {
                     let key = self.eval(entry.key)?;
@@ -246,12 +254,8 @@ impl<'p> Interp<'p> {
     fn strict_binary(&mut self, op: BinaryOp, a: &Value, b: &Value) -> Eval {
         match op {
             BinaryOp::Eq | BinaryOp::Ne => {
-                self.charge(table::compare_sized(a.cost_size(), b.cost_size()).max(table::CALL))?;
-                // Lists and maps compare element by element, deeper than the charge sees.
-                if matches!(a, Value::List(_) | Value::Map(_)) {
-                    self.meter.note_work(a.cost_size().min(b.cost_size()))?;
-                }
-                let eq = a.cel_eq(b);
+                self.charge(equality_cost(a, b))?;
+                let eq = bulk::equal(a, b, &mut self.meter)?;
                 Ok(Value::Bool(if op == BinaryOp::Eq { eq } else { !eq }))
             }
             BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge => {
@@ -275,8 +279,9 @@ impl<'p> Interp<'p> {
             }
             BinaryOp::In => match b {
                 Value::List(items) => {
-                    self.charge(table::in_list(items.len() as u64).max(table::CALL))?;
-                    Ok(Value::Bool(items.iter().any(|item| a.cel_eq(item))))
+                    let (n, deep) = (items.len() as u64, b.deep_size());
+                    self.charge(table::in_list(n, a.deep_size(), deep).max(table::CALL))?;
+                    Ok(Value::Bool(bulk::contains_item(items, a, &mut self.meter)?))
                 }
                 Value::Map(map) => {
                     self.charge(table::CALL)?;
@@ -297,33 +302,38 @@ impl<'p> Interp<'p> {
         match (lhs, rhs) {
             (Value::String(left), Value::String(right)) => {
                 let (n, m) = (left.len() as u64, right.len() as u64);
-                self.charge(
-                    table::concat(n, m).saturating_add(self.alloc(table::alloc_bytes(n + m))),
-                )?;
-                let mut joined = String::with_capacity(left.len() + right.len());
-                joined.push_str(left);
-                joined.push_str(right);
-                Ok(Value::String(joined.into()))
+                self.charge_concat(n, m)?;
+                Ok(Value::String(bulk::join_str(left, right, &mut self.meter)?))
             }
             (Value::Bytes(left), Value::Bytes(right)) => {
                 let (n, m) = (left.len() as u64, right.len() as u64);
-                self.charge(
-                    table::concat(n, m).saturating_add(self.alloc(table::alloc_bytes(n + m))),
-                )?;
-                Ok(Value::Bytes([&left[..], &right[..]].concat().into()))
+                self.charge_concat(n, m)?;
+                Ok(Value::Bytes(bulk::join_bytes(
+                    left,
+                    right,
+                    &mut self.meter,
+                )?))
             }
             (Value::List(left), Value::List(right)) => {
                 let n = (left.len() + right.len()) as u64;
                 self.charge(table::CALL.saturating_add(self.alloc(table::alloc_list(n))))?;
-                Ok(Value::List(
-                    left.iter().chain(right.iter()).cloned().collect(),
-                ))
+                self.build(n.saturating_mul(table::BUILT_PER_ELEMENT))?;
+                let joined = bulk::join_list(left, right, &mut self.meter)?;
+                let deep = lhs.deep_size().saturating_add(rhs.deep_size());
+                Ok(Value::List(Arc::new(ListValue::with_deep(joined, deep))))
             }
             _ => {
                 self.charge(table::CALL)?;
                 super::functions::arithmetic(BinaryOp::Add, lhs, rhs)
             }
         }
+    }
+
+    /// The charge and the memory of concatenating `n` and `m` bytes.
+    fn charge_concat(&mut self, n: u64, m: u64) -> Result<(), Fault> {
+        let len = n.saturating_add(m);
+        self.charge(table::concat(n, m).saturating_add(self.alloc(table::alloc_bytes(len))))?;
+        self.build(len)
     }
 
     fn comprehension(&mut self, c: &'p Comprehension) -> Eval {
@@ -403,6 +413,7 @@ impl<'p> Interp<'p> {
     fn map_filter(&mut self, c: &'p Comprehension, items: &Range<'_>) -> Eval {
         self.charge(table::MAP_FILTER_FIXED)?;
         let mut out = Vec::new();
+        let mut deep = 0u64;
         for i in 0..items.len() {
             self.loop_tick(i)?;
             let item = items.get(i);
@@ -419,14 +430,17 @@ impl<'p> Interp<'p> {
             }
             let element = if let Some(transform) = c.transform {
                 self.charge(table::MAP_APPEND.saturating_add(self.alloc(table::alloc_list(1))))?;
+                self.build(table::BUILT_PER_ELEMENT)?;
                 self.with_local(&c.var, item, transform)?
             } else {
                 self.charge(table::FILTER_APPEND.saturating_add(self.alloc(table::alloc_list(1))))?;
+                self.build(table::BUILT_PER_ELEMENT)?;
                 item
             };
+            deep = deep.saturating_add(element.deep_size()).saturating_add(1);
             out.push(element);
         }
-        Ok(Value::List(out.into()))
+        Ok(Value::List(Arc::new(ListValue::with_deep(out, deep))))
     }
 
     fn with_local(&mut self, var: &'p str, value: Value, body: NodeId) -> Eval {
@@ -441,6 +455,21 @@ impl<'p> Interp<'p> {
             self.meter.check_deadline()?;
         }
         Ok(())
+    }
+}
+
+/// `==` and `!=`: one traversal of the shorter of two strings; for two lists or maps one call
+/// plus the smaller deep size (what the walk visits at most); anything else one call.
+fn equality_cost(a: &Value, b: &Value) -> u64 {
+    let container = |v: &Value| matches!(v, Value::List(_) | Value::Map(_));
+    match (a, b) {
+        (Value::String(_), Value::String(_)) | (Value::Bytes(_), Value::Bytes(_)) => {
+            table::compare_sized(a.cost_size(), b.cost_size()).max(table::CALL)
+        }
+        _ if container(a) && container(b) => {
+            table::CALL.saturating_add(table::equal_deep(a.deep_size(), b.deep_size()))
+        }
+        _ => table::CALL,
     }
 }
 
@@ -525,7 +554,7 @@ fn index_value(base: &Value, key: &Value) -> Eval {
             }
             map.get(key)
                 .cloned()
-                .ok_or_else(|| error(format!("no such key: {}", brief(&key.to_string()))))
+                .ok_or_else(|| error(format!("no such key: {}", brief_value(key))))
         }
         _ => Err(no_overload("_[_]", &[base, key])),
     }

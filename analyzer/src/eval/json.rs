@@ -67,7 +67,7 @@ impl<'de> Visitor<'de> for ValueVisitor {
         while let Some(item) = seq.next_element_seed(ValueSeed)? {
             items.push(item);
         }
-        Ok(Value::List(items.into()))
+        Ok(Value::list(items))
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {

@@ -5,7 +5,7 @@ use std::cmp::Ordering;
 use std::fmt;
 use std::sync::Arc;
 
-use super::value::{Value, brief};
+use super::value::{Value, brief_value};
 
 /// A map key: CEL allows bool, int, uint and string keys. Keys order by kind first (bool, int,
 /// uint, string), then by value; the order only serves lookups.
@@ -43,6 +43,14 @@ impl Key {
         }
     }
 
+    /// The deep size of the key (see [`Value::deep_size`]).
+    pub fn deep_size(&self) -> u64 {
+        match self {
+            Key::String(s) => s.len() as u64,
+            _ => 1,
+        }
+    }
+
     /// The key written as a JSON object key.
     pub(crate) fn json_name(&self) -> String {
         match self {
@@ -67,6 +75,8 @@ pub struct MapValue {
     entries: Vec<(Key, Value)>,
     /// Entry positions sorted by key; empty while the map is small.
     sorted: Vec<u32>,
+    /// The deep size: per entry, the key's and the value's plus one.
+    deep: u64,
 }
 
 /// Why a map could not be built.
@@ -93,13 +103,14 @@ impl MapValue {
         let mut map = MapValue {
             entries: Vec::with_capacity(pairs.len()),
             sorted: Vec::new(),
+            deep: 0,
         };
         for (k, v) in pairs {
             let Some(key) = Key::from_value(&k) else {
                 return Err(MapError::InvalidKey(k.type_value().name().to_owned()));
             };
             if map.get(&k).is_some() {
-                return Err(MapError::RepeatedKey(brief(&k.to_string())));
+                return Err(MapError::RepeatedKey(brief_value(&k)));
             }
             map.push(key, v);
         }
@@ -109,9 +120,13 @@ impl MapValue {
     /// Builds a map from string keys known to be distinct (JSON objects: `serde_json` keeps the
     /// last of repeated keys, so they are distinct by construction).
     pub(crate) fn from_distinct(entries: Vec<(Key, Value)>) -> MapValue {
+        let deep = entries
+            .iter()
+            .fold(0u64, |deep, (k, v)| deep.saturating_add(entry_deep(k, v)));
         let mut map = MapValue {
             entries,
             sorted: Vec::new(),
+            deep,
         };
         map.reindex();
         map
@@ -148,6 +163,7 @@ impl MapValue {
     }
 
     fn push(&mut self, key: Key, value: Value) {
+        self.deep = self.deep.saturating_add(entry_deep(&key, &value));
         self.entries.push((key, value));
         if self.sorted.is_empty() {
             self.reindex();
@@ -253,6 +269,17 @@ impl MapValue {
     pub fn entries(&self) -> &[(Key, Value)] {
         &self.entries
     }
+
+    /// The deep size (see [`Value::deep_size`]), in O(1).
+    pub fn deep_size(&self) -> u64 {
+        self.deep
+    }
+}
+
+fn entry_deep(key: &Key, value: &Value) -> u64 {
+    key.deep_size()
+        .saturating_add(value.deep_size())
+        .saturating_add(1)
 }
 
 #[cfg(test)]

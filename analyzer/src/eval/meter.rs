@@ -110,6 +110,18 @@ pub enum Stop {
         /// The cost charged when the deadline was noticed.
         cost: u64,
     },
+    /// The next value built would have taken the evaluation past
+    /// [`MEMORY_LIMIT`](crate::cost::table::MEMORY_LIMIT) bytes.
+    #[error(
+        "memory limit exceeded: the evaluation would build {bytes} bytes, more than {}",
+        crate::cost::table::MEMORY_LIMIT
+    )]
+    Memory {
+        /// The bytes the evaluation would have built.
+        bytes: u64,
+        /// The cost charged until then.
+        cost: u64,
+    },
 }
 
 /// Limits of one evaluation.
@@ -188,6 +200,8 @@ pub struct Meter<'a> {
     /// below its real size (see [`Meter::note_work`]). The clock is read as this grows.
     work: u64,
     next_check: u64,
+    /// Bytes of strings, lists and maps built so far (see [`Meter::build`]).
+    built: u64,
     clock: &'a dyn Clock,
     model: CostModel,
 }
@@ -204,6 +218,7 @@ impl<'a> Meter<'a> {
             started: false,
             work: 0,
             next_check: CLOCK_START_UNITS,
+            built: 0,
             clock,
             model: limits.model,
         }
@@ -231,6 +246,27 @@ impl<'a> Meter<'a> {
         }
         self.cost = total;
         self.note_work(units)
+    }
+
+    /// Counts `bytes` of a value about to be built, before it is built; stops when the total
+    /// would pass [`MEMORY_LIMIT`](crate::cost::table::MEMORY_LIMIT), whatever the cost limit.
+    /// Bytes are never given back: the count bounds the peak from above.
+    #[inline]
+    pub fn build(&mut self, bytes: u64) -> Result<(), Stop> {
+        let total = self.built.saturating_add(bytes);
+        if total > crate::cost::table::MEMORY_LIMIT {
+            return Err(Stop::Memory {
+                bytes: total,
+                cost: self.cost,
+            });
+        }
+        self.built = total;
+        Ok(())
+    }
+
+    /// Bytes built so far.
+    pub fn built(&self) -> u64 {
+        self.built
     }
 
     /// Counts work that is not charged (or charged below its size, such as the `CALL` of
@@ -322,6 +358,23 @@ mod tests {
         meter.note_work(CLOCK_START_UNITS).unwrap();
         assert!(meter.note_work(DEADLINE_CHECK_UNITS).is_err());
         assert_eq!(meter.cost(), 0, "work is not cost");
+    }
+
+    #[test]
+    fn memory_is_capped_whatever_the_cost_limit() {
+        let limits = limits(None, Arc::new(ManualClock::new()));
+        let mut meter = Meter::new(&limits);
+        let cap = crate::cost::table::MEMORY_LIMIT;
+        meter.build(cap - 1).unwrap();
+        meter.build(1).unwrap();
+        assert_eq!(
+            meter.build(1),
+            Err(Stop::Memory {
+                bytes: cap + 1,
+                cost: 0
+            })
+        );
+        assert_eq!(meter.built(), cap);
     }
 
     #[test]

@@ -11,13 +11,13 @@
 //! deadline) is not, and ends the evaluation.
 
 pub mod base64;
+mod bulk;
 mod event;
 mod functions;
 mod interp;
 mod json;
 mod map;
 pub mod meter;
-mod regex;
 pub mod time;
 mod value;
 
@@ -26,12 +26,12 @@ use std::sync::Arc;
 pub use event::{Event, EventError, HEADER_FIELDS};
 pub use map::{Key, MapError, MapValue};
 pub use meter::{Clock, Limits, ManualClock, Meter, Stop, SystemClock};
-pub use value::{TypeValue, Value};
+pub use value::{ListValue, TypeValue, Value};
 
 use crate::Diagnostic;
 use crate::check::Checked;
+use crate::regex::CelRegex;
 use crate::syntax::{Ast, ExprKind, Literal, NodeId};
-use regex::CelRegex;
 
 /// Deepest expression tree a program accepts; evaluation recurses once per level.
 pub const MAX_DEPTH: u32 = 512;
@@ -106,7 +106,9 @@ impl EvalError {
     /// The cost charged before the evaluation ended.
     pub fn cost(&self) -> u64 {
         match self {
-            EvalError::Stopped(Stop::CostLimit { cost } | Stop::Deadline { cost })
+            EvalError::Stopped(
+                Stop::CostLimit { cost } | Stop::Deadline { cost } | Stop::Memory { cost, .. },
+            )
             | EvalError::Runtime { cost, .. } => *cost,
         }
     }
@@ -175,15 +177,7 @@ impl Program {
                     if let ExprKind::Literal(Literal::String(text)) = ast.kind(pattern) {
                         match CelRegex::new(text) {
                             Ok(re) => regexes[i] = Some(Arc::new(re)),
-                            Err(reason) => diagnostics.push(
-                                Diagnostic::error(
-                                    "invalid-regex",
-                                    ast.span(pattern),
-                                    format!("invalid regular expression: {reason}"),
-                                )
-                                .with_label("this pattern")
-                                .with_help("matches() takes RE2 syntax"),
-                            ),
+                            Err(refused) => diagnostics.push(refused.diagnostic(ast.span(pattern))),
                         }
                     }
                 }

@@ -10,7 +10,7 @@ use std::fmt;
 
 use chrono::{Offset, TimeZone};
 
-use super::value::brief;
+use super::value::brief_quoted;
 
 /// Seconds from the Unix epoch to 0001-01-01T00:00:00Z.
 const MIN_SECONDS: i64 = -62_135_596_800;
@@ -61,12 +61,8 @@ impl Timestamp {
 
     /// Parses RFC 3339 (`2009-02-13T23:31:30.123Z`, `…+01:00`).
     pub fn parse(text: &str) -> Result<Timestamp, TimeError> {
-        parse_rfc3339(text.as_bytes()).ok_or_else(|| {
-            TimeError(format!(
-                "cannot parse timestamp {}",
-                brief(&format!("{text:?}"))
-            ))
-        })?
+        parse_rfc3339(text.as_bytes())
+            .ok_or_else(|| TimeError(format!("cannot parse timestamp {}", brief_quoted(text))))?
     }
 
     /// Formats as RFC 3339 in UTC with as few fraction digits as needed (0, 3, 6 or 9).
@@ -168,9 +164,17 @@ fn zone_offset(name: &str, secs: i64) -> Result<i64, TimeError> {
     if let Some(offset) = parse_fixed_offset(name.as_bytes()) {
         return Ok(offset);
     }
+    // IANA names are at most 32 bytes; hashing a longer string to look it up would be work that
+    // no charge pays for.
+    if name.len() > 64 {
+        return Err(TimeError(format!(
+            "unknown time zone {}",
+            brief_quoted(name)
+        )));
+    }
     let zone: chrono_tz::Tz = name
         .parse()
-        .map_err(|_| TimeError(format!("unknown time zone {}", brief(&format!("{name:?}")))))?;
+        .map_err(|_| TimeError(format!("unknown time zone {}", brief_quoted(name))))?;
     let utc = chrono::DateTime::from_timestamp(secs, 0).ok_or_else(range_error)?;
     Ok(i64::from(
         zone.offset_from_utc_datetime(&utc.naive_utc())
@@ -336,12 +340,8 @@ impl Duration {
 
     /// Parses Go-style durations: `1h2m3.5s`, `-1.5s`, `100ms`, `2us`, `3ns`, `0`.
     pub fn parse(text: &str) -> Result<Duration, TimeError> {
-        parse_duration(text).ok_or_else(|| {
-            TimeError(format!(
-                "cannot parse duration {}",
-                brief(&format!("{text:?}"))
-            ))
-        })
+        parse_duration(text)
+            .ok_or_else(|| TimeError(format!("cannot parse duration {}", brief_quoted(text))))
     }
 }
 

@@ -3,6 +3,12 @@
 //!
 //! Events are bound once and shared by every evaluation, so a `Value` never owns a deep copy of
 //! anything it did not build itself.
+//!
+//! Every value knows its *deep size* in O(1): one per scalar, one per byte of a string or bytes
+//! value, and for a list or map the sum over its elements (entries) plus one each, computed once
+//! when it is built. Shared structure counts every time it is reachable, because a comparison
+//! walks it every time: `[l, l]` is twice as deep as `l`. The meter prices deep equality and
+//! `in` by it before the walk.
 
 use std::cmp::Ordering;
 use std::fmt;
@@ -29,7 +35,7 @@ pub enum Value {
     /// `bytes`.
     Bytes(Arc<[u8]>),
     /// `list(dyn)`.
-    List(Arc<[Value]>),
+    List(Arc<ListValue>),
     /// `map(dyn, dyn)`.
     Map(Arc<MapValue>),
     /// `google.protobuf.Timestamp`.
@@ -38,6 +44,48 @@ pub enum Value {
     Duration(Duration),
     /// A type value, such as the result of `type(x)` or the identifier `int`.
     Type(TypeValue),
+}
+
+/// The elements of a list value, with their deep size.
+#[derive(Clone, Debug, Default)]
+pub struct ListValue {
+    items: Vec<Value>,
+    deep: u64,
+}
+
+impl ListValue {
+    /// A list of `items`.
+    pub fn new(items: Vec<Value>) -> Self {
+        let deep = items.iter().fold(0u64, |deep, item| {
+            deep.saturating_add(item.deep_size()).saturating_add(1)
+        });
+        Self { items, deep }
+    }
+
+    /// A list of `items` whose deep size the caller already knows (the sum of two lists', or
+    /// counted while the items were made), so building it is not a second pass.
+    pub(crate) fn with_deep(items: Vec<Value>, deep: u64) -> Self {
+        Self { items, deep }
+    }
+
+    /// The elements.
+    pub fn items(&self) -> &[Value] {
+        &self.items
+    }
+}
+
+impl std::ops::Deref for ListValue {
+    type Target = [Value];
+
+    fn deref(&self) -> &[Value] {
+        &self.items
+    }
+}
+
+impl FromIterator<Value> for ListValue {
+    fn from_iter<I: IntoIterator<Item = Value>>(iter: I) -> Self {
+        Self::new(iter.into_iter().collect())
+    }
 }
 
 /// The type values CEL can name.
@@ -108,24 +156,66 @@ impl TypeValue {
     }
 }
 
+/// Bytes of a value an error message quotes.
+const BRIEF: usize = 64;
+
 /// `text` cut to at most 64 bytes (at a character boundary) with an ellipsis, so that an error
 /// about a 16 KiB string does not carry the whole string.
 pub(crate) fn brief(text: &str) -> String {
-    const MAX: usize = 64;
-    if text.len() <= MAX {
-        return text.to_owned();
+    match cut(text) {
+        Some(head) => format!("{head}…"),
+        None => text.to_owned(),
     }
-    let mut end = MAX;
+}
+
+/// `text` quoted as a CEL string, cut like [`brief`] *before* it is escaped, so quoting a string
+/// of megabytes costs no more than quoting its first 64 bytes.
+pub(crate) fn brief_quoted(text: &str) -> String {
+    match cut(text) {
+        Some(head) => brief(&format!("{head:?}…")),
+        None => brief(&format!("{text:?}")),
+    }
+}
+
+/// A value as an error message shows it: strings cut and quoted, other keys in full.
+pub(crate) fn brief_value(value: &Value) -> String {
+    match value {
+        Value::String(s) => brief_quoted(s),
+        other => brief(&other.to_string()),
+    }
+}
+
+fn cut(text: &str) -> Option<&str> {
+    if text.len() <= BRIEF {
+        return None;
+    }
+    let mut end = BRIEF;
     while !text.is_char_boundary(end) {
         end -= 1;
     }
-    format!("{}…", &text[..end])
+    Some(&text[..end])
 }
 
 impl Value {
     /// A string value.
     pub fn string(s: &str) -> Value {
         Value::String(Arc::from(s))
+    }
+
+    /// A list value.
+    pub fn list(items: Vec<Value>) -> Value {
+        Value::List(Arc::new(ListValue::new(items)))
+    }
+
+    /// The deep size (see the module documentation), in O(1).
+    pub fn deep_size(&self) -> u64 {
+        match self {
+            Value::String(s) => s.len() as u64,
+            Value::Bytes(b) => b.len() as u64,
+            Value::List(l) => l.deep,
+            Value::Map(m) => m.deep_size(),
+            _ => 1,
+        }
     }
 
     /// The type of this value.
@@ -284,7 +374,7 @@ impl Value {
             }
             serde_json::Value::String(s) => Value::string(s),
             serde_json::Value::Array(items) => {
-                Value::List(items.iter().map(Value::from_json).collect())
+                Value::list(items.iter().map(Value::from_json).collect())
             }
             serde_json::Value::Object(fields) => Value::Map(Arc::new(MapValue::from_distinct(
                 fields

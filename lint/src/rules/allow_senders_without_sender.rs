@@ -14,6 +14,7 @@ or the list is ignored, and neither is what the author meant.",
     example: "# file: routines/review.yaml\nname: review\nagent: helper\ntriggers:\n  - name: opened\n    event:\n      source: github-events\n      allow_senders: [octocat]\n",
     use_instead: "# file: routines/review.yaml\nname: review\nagent: helper\ntriggers:\n  - name: opened\n    event:\n      source: github-events\n      sender: event.attributes.sender\n      allow_senders: [octocat]\n",
     assumptions: "",
+    fix: "",
     check,
 };
 

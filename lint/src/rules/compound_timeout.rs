@@ -13,6 +13,7 @@ pub const RULE: Rule = Rule {
     example: "# file: flows/watch.yaml\nname: watch\nsteps:\n  - id: ci\n    wait_for_event:\n      source: github-events\n      timeout: 1h30m\n",
     use_instead: "# file: flows/watch.yaml\nname: watch\nsteps:\n  - id: ci\n    wait_for_event:\n      source: github-events\n      timeout: 90m\n",
     assumptions: "",
+    fix: "Writes the same length in the largest single unit that expresses it exactly (`1h30m` → `90m`).",
     check,
 };
 

@@ -17,6 +17,7 @@ platform may see a different file than the one you reviewed.",
     example: "# file: agents/helper.yaml\nname: helper\nruntime: pydantic-ai\nruntime: acp\n",
     use_instead: "# file: agents/helper.yaml\nname: helper\nruntime: acp\n",
     assumptions: "",
+    fix: "",
     check,
 };
 

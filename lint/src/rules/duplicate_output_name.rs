@@ -14,6 +14,7 @@ pub const RULE: Rule = Rule {
     example: "# file: routines/review.yaml\nname: review\nagent: helper\noutputs:\n  - name: post\n    description: a\n  - name: post\n    description: b\n",
     use_instead: "# file: routines/review.yaml\nname: review\nagent: helper\noutputs:\n  - name: post\n    description: a\n  - name: post-draft\n    description: b\n",
     assumptions: "Output names are unique per routine (PLUGIN-SCHEMA.md).",
+    fix: "",
     check,
 };
 

@@ -14,6 +14,7 @@ pub const RULE: Rule = Rule {
     example: "# file: flows/watch.yaml\nname: watch\nsteps:\n  - id: ci\n    approval: { details: a }\n  - id: ci\n    approval: { details: b }\n",
     use_instead: "# file: flows/watch.yaml\nname: watch\nsteps:\n  - id: ci\n    approval: { details: a }\n  - id: ci-again\n    approval: { details: b }\n",
     assumptions: "",
+    fix: "",
     check,
 };
 

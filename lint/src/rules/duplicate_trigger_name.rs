@@ -15,6 +15,7 @@ would share job ids, so one event could fire only one of them and audits could n
     example: "# file: routines/review.yaml\nname: review\nagent: helper\ntriggers:\n  - name: opened\n    event: { source: github-events }\n  - name: opened\n    event: { source: gitlab-events }\n",
     use_instead: "# file: routines/review.yaml\nname: review\nagent: helper\ntriggers:\n  - name: github-opened\n    event: { source: github-events }\n  - name: gitlab-opened\n    event: { source: gitlab-events }\n",
     assumptions: "",
+    fix: "",
     check,
 };
 

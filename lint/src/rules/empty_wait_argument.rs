@@ -17,6 +17,7 @@ silently. Leave `subject` and `types` out to match any.",
     example: "# file: flows/watch.yaml\nname: watch\nsteps:\n  - id: ci\n    wait_for_event:\n      source: github-events\n      subject: ''\n",
     use_instead: "# file: flows/watch.yaml\nname: watch\nsteps:\n  - id: ci\n    wait_for_event:\n      source: github-events\n",
     assumptions: "",
+    fix: "",
     check,
 };
 

@@ -13,6 +13,7 @@ pub const RULE: Rule = Rule {
     example: "# file: flows/watch.yaml\nname: watch\nsteps:\n  - id: ci\n    wait_for_event:\n      source: github-events\n      timeout: 1.5h\n",
     use_instead: "# file: flows/watch.yaml\nname: watch\nsteps:\n  - id: ci\n    wait_for_event:\n      source: github-events\n      timeout: 90m\n",
     assumptions: "",
+    fix: "Writes the same length as a whole number of the largest unit that expresses it exactly (`1.5h` → `90m`); a fraction no unit writes exactly (`1.0001ms`) is left for you.",
     check,
 };
 

@@ -25,6 +25,7 @@ a filter that reads a misspelt field is never true and the wait times out.",
     use_instead: "# file: flows/watch.yaml\nname: watch\nsteps:\n  - id: ci\n    wait_for_event:\n      source: github-events\n      filter: event.attributes.conclusion != ''\n",
     assumptions: "Event source bounds come from `[sources.NAME]` in ozcheck.toml (default 16 KiB \
 of text, 8 KiB of attributes).",
+    fix: "",
     check,
 };
 

@@ -20,6 +20,7 @@ built from names; a `.` in a name makes them ambiguous (E8).",
     use_instead: "# file: routines/review.yaml\nname: review\nagent: helper\ntriggers:\n  - name: pr-opened\n    event: { source: github-events }\n",
     assumptions: "`_` is allowed besides PLUGIN-SCHEMA.md's letters, digits and `-`, because a \
 step id is read in CEL as `steps.<id>`, where `-` cannot appear but `_` can.",
+    fix: "",
     check,
 };
 

@@ -18,6 +18,7 @@ pub const RULE: Rule = Rule {
     example: "# file: flows/watch.yaml\nname: watch\nsteps:\n  - id: ok\n    approval: { details: \"Look at ${{ trigger.event.subject \" }\n",
     use_instead: "# file: flows/watch.yaml\nname: watch\nsteps:\n  - id: ok\n    approval: { details: \"Look at ${{ trigger.event.subject }}\" }\n",
     assumptions: "Only `subject` and `details` are templated (the documents show no other).",
+    fix: "",
     check,
 };
 

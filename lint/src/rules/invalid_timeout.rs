@@ -13,6 +13,7 @@ pub const RULE: Rule = Rule {
     example: "# file: flows/watch.yaml\nname: watch\nsteps:\n  - id: ci\n    wait_for_event:\n      source: github-events\n      timeout: 30 minutes\n",
     use_instead: "# file: flows/watch.yaml\nname: watch\nsteps:\n  - id: ci\n    wait_for_event:\n      source: github-events\n      timeout: 30m\n",
     assumptions: "A timeout of zero is refused: a wait that ends before it starts is a mistake.",
+    fix: "",
     check,
 };
 

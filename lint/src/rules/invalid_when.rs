@@ -19,6 +19,7 @@ reported by `unknown-step-reference` instead.",
     example: "# file: flows/watch.yaml\nname: watch\nsteps:\n  - id: ci\n    wait_for_event:\n      source: github-events\n  - id: tell\n    when: steps.ci.matched &&\n    approval: { details: look }\n",
     use_instead: "# file: flows/watch.yaml\nname: watch\nsteps:\n  - id: ci\n    wait_for_event:\n      source: github-events\n  - id: tell\n    when: steps.ci.matched\n    approval: { details: look }\n",
     assumptions: "An approval step's output is `{approved: bool}`.",
+    fix: "",
     check,
 };
 

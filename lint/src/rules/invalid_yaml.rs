@@ -14,6 +14,7 @@ nesting deeper than 64 levels, aliases that expand past 100,000 nodes, and more 
     example: "# file: agents/helper.yaml\nname: helper\nruntime: [pydantic-ai\n",
     use_instead: "# file: agents/helper.yaml\nname: helper\nruntime: pydantic-ai\n",
     assumptions: "",
+    fix: "",
     check,
 };
 

@@ -19,6 +19,7 @@ linted alone).",
     use_instead: "# file: agents/helper.yaml\nname: helper\nruntime: acp\ninstructions: prompts/helper.md\n# file: prompts/helper.md\nHelp.\n",
     assumptions: "The path is relative to the plugin folder, the parent of `agents/` \
 (PLUGIN-SCHEMA.md); an absolute path or one with `..` is reported too, as it leaves the plugin.",
+    fix: "",
     check,
 };
 

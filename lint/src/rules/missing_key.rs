@@ -15,6 +15,7 @@ pub const RULE: Rule = Rule {
     example: "# file: flows/watch.yaml\nname: watch\nsteps:\n  - id: ci\n    wait_for_event:\n      types: [check_suite]\n",
     use_instead: "# file: flows/watch.yaml\nname: watch\nsteps:\n  - id: ci\n    wait_for_event:\n      source: github-events\n      types: [check_suite]\n",
     assumptions: "`runtime` is required of an agent and `agent` of a routine (every example has them).",
+    fix: "",
     check,
 };
 

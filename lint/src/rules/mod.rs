@@ -5,11 +5,12 @@
 //! because `ozcheck rules ID` and the docs generator read it at run time.
 
 use crate::config::Config;
-use crate::finding::{Finding, Severity};
+use crate::finding::{Finding, Fix, Severity};
 use crate::model::{FileKind, Model, PluginIndex};
 use crate::schema::Problem;
 use crate::source::SourceFile;
 use crate::yaml::{Node, YamlProblem};
+use ozcheck_analyzer::wait_args::WaitArgError;
 
 mod allow_senders_without_sender;
 mod compound_timeout;
@@ -59,6 +60,8 @@ pub struct Rule {
     pub use_instead: &'static str,
     /// Assumptions about keys the documents do not show, if any.
     pub assumptions: &'static str,
+    /// The safe fix `--fix` and editors apply, when the rule has one (empty when not).
+    pub fix: &'static str,
     /// The check.
     pub check: fn(&Context<'_>, &mut Vec<Finding>),
 }
@@ -87,6 +90,8 @@ pub struct Context<'a> {
     pub config: &'a Config,
     /// Whether the file was named on the command line (not found in a folder).
     pub explicit: bool,
+    /// Whether the path is a stand-in for standard input, so that its name means nothing.
+    pub anonymous: bool,
 }
 
 impl std::fmt::Debug for Context<'_> {
@@ -172,11 +177,22 @@ pub fn timeout_findings(cx: &Context<'_>, rule: &'static str, out: &mut Vec<Find
         if let Err(error) = result
             && error.code() == rule
         {
-            out.push(
-                Finding::new(rule, node.span.clone(), error.to_string())
-                    .label("timeout")
-                    .help(error.help()),
-            );
+            let mut finding = Finding::new(rule, node.span.clone(), error.to_string())
+                .label("timeout")
+                .help(error.help());
+            if let WaitArgError::CompoundTimeout {
+                suggestion: Some(single),
+                ..
+            }
+            | WaitArgError::FractionalTimeout {
+                suggestion: Some(single),
+                ..
+            } = &error
+                && let Some(span) = crate::position::literal_span(&cx.source.text, node)
+            {
+                finding = finding.fix(Fix::replace(format!("write {single}"), span, single));
+            }
+            out.push(finding);
         }
     };
     for spec in event_specs(cx.model) {

@@ -16,6 +16,7 @@ whose name says something else is easy to edit by mistake, and two files may cla
     use_instead: "# file: agents/reviewer.yaml\nname: reviewer\nruntime: acp\n",
     assumptions: "Routines are not checked: the documents show a routine in `pr-review.yaml` \
 outside `routines/`, so their file names may follow other conventions.",
+    fix: "",
     check,
 };
 
@@ -26,6 +27,9 @@ fn check(cx: &Context<'_>, out: &mut Vec<Finding>) {
         _ => None,
     };
     let Some(node) = name else { return };
+    if cx.anonymous {
+        return;
+    }
     let Some(text) = node.text() else { return };
     let file = cx.source.path.rsplit(['/', '\\']).next().unwrap_or("");
     let stem = file

@@ -15,6 +15,7 @@ pub const RULE: Rule = Rule {
     use_instead: "# file: flows/watch.yaml\nname: watch\nsteps:\n  - id: ci\n    when: true\n    approval: { details: look }\n",
     assumptions: "The actions we know are `wait_for_event` and `approval`; a step with an unknown \
 key (reported by `unknown-key`) is not reported here, as that key may be an action we do not know.",
+    fix: "",
     check,
 };
 

@@ -13,6 +13,7 @@ pub const RULE: Rule = Rule {
     example: "# file: flows/watch.yaml\nname: watch\nsteps:\n  - id: ci\n    wait_for_event:\n      source: github-events\n      timeout: 8d\n",
     use_instead: "# file: flows/watch.yaml\nname: watch\nsteps:\n  - id: ci\n    wait_for_event:\n      source: github-events\n      timeout: 7d\n",
     assumptions: "An agent's own `limits.timeout` is not bound by 7d (PLUGIN-SCHEMA.md).",
+    fix: "",
     check,
 };
 

@@ -1,7 +1,7 @@
 //! `unknown-agent`: a routine's `agent` that no agent file of the plugin defines.
 
 use super::{Context, Rule};
-use crate::finding::{Finding, Severity};
+use crate::finding::{Finding, Fix, Severity};
 use crate::model::Model;
 
 /// The routine's agent must exist.
@@ -16,6 +16,7 @@ agents; the rule stays quiet when the plugin has no `agents/` folder to read.",
     example: "# file: agents/helper.yaml\nname: helper\nruntime: pydantic-ai\n# file: routines/review.yaml\nname: review\nagent: helpr\n",
     use_instead: "# file: agents/helper.yaml\nname: helper\nruntime: pydantic-ai\n# file: routines/review.yaml\nname: review\nagent: helper\n",
     assumptions: "An agent's name is its `name` key, or its file stem when it has none.",
+    fix: "Names the plugin's agent when exactly one agent's name is that close (`pr-helpr` → `pr-helper`).",
     check,
 };
 
@@ -36,5 +37,15 @@ fn check(cx: &Context<'_>, out: &mut Vec<Finding>) {
     )
     .label("agent");
     finding.help = suggestion.map(|s| format!("did you mean `{s}`?"));
+    let unique = ozcheck_analyzer::check::suggest::unique_closest(
+        name,
+        cx.plugin.agents.keys().map(String::as_str),
+    );
+    if let (Some(to), Some(span)) = (
+        unique,
+        crate::position::literal_span(&cx.source.text, agent),
+    ) {
+        finding = finding.fix(Fix::replace(format!("write `{to}`"), span, to));
+    }
     out.push(finding);
 }

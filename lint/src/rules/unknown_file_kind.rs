@@ -15,6 +15,7 @@ pub const RULE: Rule = Rule {
     use_instead: "# file: agents/helper.yaml\nname: helper\nruntime: pydantic-ai\n",
     assumptions: "A routine has `triggers`, `agent` or `owner_team`; a flow `steps` or \
 `trigger`; an agent `runtime`, `model` or `instructions`.",
+    fix: "",
     check,
 };
 

@@ -16,6 +16,7 @@ one hour in force. It is a warning, not an error, because the platform may know 
     use_instead: "# file: flows/watch.yaml\nname: watch\nsteps:\n  - id: ci\n    wait_for_event:\n      source: github-events\n      timeout: 5m\n",
     assumptions: "The keys are those of PLUGIN-SCHEMA.md, including the ones it marks as our \
 decisions (`delegates`, `remote.url`, `steps[].approval`).",
+    fix: "Renames the key to the suggestion when it is the only known key that close and the mapping does not have it yet.",
     check,
 };
 
@@ -27,6 +28,7 @@ fn check(cx: &Context<'_>, out: &mut Vec<Finding>) {
             path,
             suggestion,
             expected,
+            fix,
         } = problem
         else {
             continue;
@@ -44,14 +46,14 @@ fn check(cx: &Context<'_>, out: &mut Vec<Finding>) {
             Some(s) => format!("did you mean `{s}`?"),
             None => format!("expected one of: {}", expected.join(", ")),
         };
-        out.push(
-            Finding::new(
-                RULE.id,
-                span.clone(),
-                format!("unknown key `{key}` in {place}"),
-            )
-            .label("unknown key")
-            .help(help),
-        );
+        let mut finding = Finding::new(
+            RULE.id,
+            span.clone(),
+            format!("unknown key `{key}` in {place}"),
+        )
+        .label("unknown key")
+        .help(help);
+        finding.fix.clone_from(fix);
+        out.push(finding);
     }
 }

@@ -24,6 +24,7 @@ not a `wait_for_event` step (E7).",
     example: "# file: flows/watch.yaml\nname: watch\nsteps:\n  - id: tell\n    when: steps.ci.matched\n    approval: { details: look }\n  - id: ci\n    wait_for_event:\n      source: github-events\n",
     use_instead: "# file: flows/watch.yaml\nname: watch\nsteps:\n  - id: ci\n    wait_for_event:\n      source: github-events\n  - id: tell\n    when: steps.ci.matched\n    approval: { details: look }\n",
     assumptions: "",
+    fix: "",
     check,
 };
 

@@ -16,6 +16,7 @@ with sandbox tier 1 (E11). Event text can steer what the delegates are asked to 
     example: "# file: agents/helper.yaml\nname: helper\nruntime: pydantic-ai\ntools: [oz.wait_for_event]\ndelegates: [writer]\n",
     use_instead: "# file: agents/helper.yaml\nname: helper\nruntime: pydantic-ai\ntools: [oz.wait_for_event]\n",
     assumptions: "Delegation is declared with `delegates` (PLUGIN-SCHEMA.md's decision).",
+    fix: "",
     check,
 };
 

@@ -16,6 +16,7 @@ harness) or `runtime: remote` (a remote agent).",
     example: "# file: agents/helper.yaml\nname: helper\nruntime: jsonl\ntools: [oz.wait_for_event]\n",
     use_instead: "# file: agents/helper.yaml\nname: helper\nruntime: acp\ntools: [oz.wait_for_event]\n",
     assumptions: "The runtime words are those of PLUGIN-SCHEMA.md (`jsonl`, `remote`).",
+    fix: "",
     check,
 };
 

@@ -17,6 +17,7 @@ expected, a mapping where a string is expected, a word outside a key's allowed s
     use_instead: "# file: flows/watch.yaml\nname: watch\nsteps:\n  - id: ci\n    wait_for_event:\n      source: github-events\n      types: [check_suite]\n",
     assumptions: "String keys accept numbers and booleans too (a `filter: true` is the CEL \
 expression `true`); `max_fires_per_hour` must be a whole number above zero.",
+    fix: "Writes a single string where a list belongs as a one-item list (`types: check_suite` → `types: [check_suite]`), and a misspelt word as the only allowed word that close (`runtime: pydantic_ai` → `pydantic-ai`).",
     check,
 };
 
@@ -28,6 +29,7 @@ fn check(cx: &Context<'_>, out: &mut Vec<Finding>) {
             expected,
             found,
             help,
+            fix,
         } = problem
         else {
             continue;
@@ -39,6 +41,7 @@ fn check(cx: &Context<'_>, out: &mut Vec<Finding>) {
         )
         .label(format!("expected {expected}"));
         finding.help.clone_from(help);
+        finding.fix.clone_from(fix);
         out.push(finding);
     }
 }

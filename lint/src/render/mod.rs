@@ -2,7 +2,7 @@
 //! the returned strings.
 //!
 //! `full` is miette's graphical report with a snippet; `concise` one line per finding;
-//! `json` the contract of DESIGN.md; `sarif` SARIF 2.1.0 with rule metadata; `github` workflow
+//! `json` the contract of docs/cli.md; `sarif` SARIF 2.1.0 with rule metadata; `github` workflow
 //! commands with GitHub's escaping.
 
 use std::fmt;
@@ -15,8 +15,13 @@ use miette::{
 use serde_json::{Value as Json, json};
 
 use crate::finding::{Finding, Severity};
-use crate::rules::RULES;
 use crate::{FileReport, Position};
+
+mod sarif;
+mod statistics;
+
+pub use sarif::sarif;
+pub use statistics::statistics;
 
 /// The output formats.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -53,7 +58,7 @@ pub fn render(reports: &[FileReport], format: Format, color: bool) -> String {
         Format::Full => full(reports, color),
         Format::Concise => concise(reports),
         Format::Json => json(reports),
-        Format::Sarif => sarif(reports),
+        Format::Sarif => sarif::sarif(reports),
         Format::Github => github(reports),
     }
 }
@@ -66,7 +71,7 @@ fn each(reports: &[FileReport]) -> impl Iterator<Item = (&FileReport, &Finding, 
 
 /// A file's text under its path, for miette (its `NamedSource` wants owned, `'static` text).
 struct FileSource<'a> {
-    name: &'a str,
+    name: std::borrow::Cow<'a, str>,
     text: &'a str,
 }
 
@@ -81,7 +86,7 @@ impl SourceCode for FileSource<'_> {
             .text
             .read_span(span, context_lines_before, context_lines_after)?;
         Ok(Box::new(MietteSpanContents::new_named(
-            self.name.to_owned(),
+            self.name.clone().into_owned(),
             inner.data(),
             *inner.span(),
             inner.line(),
@@ -99,13 +104,13 @@ struct Report<'a> {
 
 impl fmt::Debug for Report<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.finding.message)
+        f.write_str(&one_line(&self.finding.message))
     }
 }
 
 impl fmt::Display for Report<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.finding.message)
+        f.write_str(&one_line(&self.finding.message))
     }
 }
 
@@ -127,7 +132,7 @@ impl miette::Diagnostic for Report<'_> {
         self.finding
             .help
             .as_deref()
-            .map(|h| Box::new(h) as Box<dyn fmt::Display>)
+            .map(|h| Box::new(one_line(h).into_owned()) as Box<dyn fmt::Display>)
     }
 
     fn source_code(&self) -> Option<&dyn miette::SourceCode> {
@@ -135,7 +140,8 @@ impl miette::Diagnostic for Report<'_> {
     }
 
     fn labels(&self) -> Option<Box<dyn Iterator<Item = LabeledSpan> + '_>> {
-        let label = (!self.finding.label.is_empty()).then(|| self.finding.label.clone());
+        let label =
+            (!self.finding.label.is_empty()).then(|| one_line(&self.finding.label).into_owned());
         let span = &self.finding.span;
         Some(Box::new(std::iter::once(LabeledSpan::new(
             label,
@@ -161,7 +167,7 @@ pub fn full(reports: &[FileReport], color: bool) -> String {
             let diagnostic = Report {
                 finding,
                 source: FileSource {
-                    name: &report.source.path,
+                    name: one_line(&report.source.path),
                     text: &report.source.text,
                 },
             };
@@ -170,7 +176,10 @@ pub fn full(reports: &[FileReport], color: bool) -> String {
                 let _ = writeln!(
                     out,
                     "{}:{}:{}: {}",
-                    report.source.path, p.line, p.column, finding.message
+                    one_line(&report.source.path),
+                    p.line,
+                    p.column,
+                    one_line(&finding.message)
                 );
             }
             out.push('\n');
@@ -198,32 +207,65 @@ pub fn summary(reports: &[FileReport]) -> String {
     )
 }
 
-/// One line per finding.
+/// Text from a file (a key, a value, a path) on one line: carriage returns and line breaks
+/// written as `\r` and `\n` (and a backslash doubled only before them), so that a finding stays
+/// one line and cannot forge another.
+pub fn one_line(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.contains(['\r', '\n']) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    std::borrow::Cow::Owned(text.replace('\r', "\\r").replace('\n', "\\n"))
+}
+
+/// One line per finding: `file:line:col: severity[rule] message (help: …)`.
 pub fn concise(reports: &[FileReport]) -> String {
     let mut out = String::new();
     for (report, f, p) in each(reports) {
-        let _ = writeln!(
+        let _ = write!(
             out,
             "{}:{}:{}: {}[{}] {}",
-            report.source.path,
+            one_line(&report.source.path),
             p.line,
             p.column,
             f.severity.as_str(),
             f.rule,
-            f.message
+            one_line(&f.message)
         );
+        if let Some(help) = &f.help {
+            let _ = write!(out, " (help: {})", one_line(help));
+        }
+        out.push('\n');
     }
     out
 }
 
-/// The JSON contract of DESIGN.md.
+/// The JSON contract of docs/cli.md.
 pub fn json(reports: &[FileReport]) -> String {
     let diagnostics: Vec<Json> = each(reports)
         .map(|(report, f, p)| {
+            let fix = f.fix.as_ref().map(|fix| {
+                let edits: Vec<Json> = fix
+                    .edits
+                    .iter()
+                    .map(|e| {
+                        let at = report.source.position(&e.span);
+                        json!({
+                            "content": e.replacement,
+                            "line": at.line,
+                            "column": at.column,
+                            "end_line": at.end_line,
+                            "end_column": at.end_column,
+                        })
+                    })
+                    .collect();
+                json!({ "message": fix.title, "edits": edits })
+            });
             json!({
                 "code": f.rule,
                 "severity": f.severity.as_str(),
                 "message": f.message,
+                "help": f.help,
+                "fix": fix,
                 "file": report.source.path,
                 "line": p.line,
                 "column": p.column,
@@ -234,84 +276,6 @@ pub fn json(reports: &[FileReport]) -> String {
         .collect();
     let mut text =
         serde_json::to_string_pretty(&json!({ "diagnostics": diagnostics })).unwrap_or_default();
-    text.push('\n');
-    text
-}
-
-fn pascal(id: &str) -> String {
-    id.split('-')
-        .map(|w| {
-            let mut c = w.chars();
-            c.next()
-                .map(|f| f.to_ascii_uppercase().to_string() + c.as_str())
-                .unwrap_or_default()
-        })
-        .collect()
-}
-
-fn level(severity: Severity) -> &'static str {
-    match severity {
-        Severity::Error => "error",
-        Severity::Warning => "warning",
-    }
-}
-
-/// SARIF 2.1.0: one run, the whole rule catalogue as `tool.driver.rules`.
-pub fn sarif(reports: &[FileReport]) -> String {
-    let rules: Vec<Json> = RULES
-        .iter()
-        .map(|r| {
-            json!({
-                "id": r.id,
-                "name": pascal(r.id),
-                "shortDescription": { "text": r.summary },
-                "fullDescription": { "text": r.what },
-                "help": { "text": format!("{}\n\nWhy: {}", r.what, r.why), "markdown": crate::docs::rule_markdown(r) },
-                "defaultConfiguration": { "level": level(r.severity) },
-            })
-        })
-        .collect();
-    let results: Vec<Json> = each(reports)
-        .map(|(report, f, p)| {
-            let index = RULES.iter().position(|r| r.id == f.rule).unwrap_or(0);
-            let mut text = f.message.clone();
-            if let Some(help) = &f.help {
-                let _ = write!(text, " ({help})");
-            }
-            json!({
-                "ruleId": f.rule,
-                "ruleIndex": index,
-                "level": level(f.severity),
-                "message": { "text": text },
-                "locations": [{
-                    "physicalLocation": {
-                        "artifactLocation": { "uri": report.source.path, "uriBaseId": "%SRCROOT%" },
-                        "region": {
-                            "startLine": p.line,
-                            "startColumn": p.column,
-                            "endLine": p.end_line,
-                            "endColumn": p.end_column,
-                        },
-                    },
-                }],
-            })
-        })
-        .collect();
-    let log = json!({
-        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
-        "version": "2.1.0",
-        "runs": [{
-            "tool": { "driver": {
-                "name": "ozcheck",
-                "version": env!("CARGO_PKG_VERSION"),
-                "informationUri": "https://example.invalid/ozcheck",
-                "rules": rules,
-            }},
-            "columnKind": "unicodeCodePoints",
-            "results": results,
-        }],
-    });
-    let mut text = serde_json::to_string_pretty(&log).unwrap_or_default();
     text.push('\n');
     text
 }
@@ -350,7 +314,7 @@ pub fn github(reports: &[FileReport]) -> String {
         let _ = writeln!(
             out,
             "::{} {props}::{}",
-            level(f.severity),
+            f.severity.as_str(),
             escape_data(&message)
         );
     }

@@ -1,0 +1,54 @@
+//! `--statistics`: how many findings each rule has, most first, and whether a safe fix exists,
+//! as ruff prints them; as JSON for scripts.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use serde_json::json;
+
+use crate::FileReport;
+use crate::rules;
+
+/// One line per rule with findings (`COUNT  RULE  [*]  summary`, `[*]` when some finding of it
+/// has a safe fix), or a JSON array of `{code, count, fixable, summary}` when `json`.
+pub fn statistics(reports: &[FileReport], json: bool) -> String {
+    let mut counts: BTreeMap<&'static str, (usize, bool)> = BTreeMap::new();
+    for finding in reports.iter().flat_map(|r| &r.findings) {
+        let entry = counts.entry(finding.rule).or_default();
+        entry.0 += 1;
+        entry.1 |= finding.fix.is_some();
+    }
+    let mut rows: Vec<(&'static str, usize, bool)> = counts
+        .into_iter()
+        .map(|(id, (n, fix))| (id, n, fix))
+        .collect();
+    rows.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+    let summary = |id: &str| rules::find(id).map_or("", |r| r.summary);
+    if json {
+        let rows: Vec<_> = rows
+            .iter()
+            .map(|(id, n, fix)| {
+                json!({ "code": id, "count": n, "fixable": fix, "summary": summary(id) })
+            })
+            .collect();
+        let mut text = serde_json::to_string_pretty(&rows).unwrap_or_default();
+        text.push('\n');
+        return text;
+    }
+    let count_width = rows
+        .iter()
+        .map(|r| r.1.to_string().len())
+        .max()
+        .unwrap_or(1);
+    let id_width = rows.iter().map(|r| r.0.len()).max().unwrap_or(0);
+    let mut out = String::new();
+    for (id, n, fix) in rows {
+        let _ = writeln!(
+            out,
+            "{n:>count_width$}  {id:<id_width$}  {}  {}",
+            if fix { "[*]" } else { "[ ]" },
+            summary(id)
+        );
+    }
+    out
+}

@@ -1,0 +1,186 @@
+//! The open documents and how one is linted: with the `ozcheck.toml` found above it, the
+//! plugin's agents read from disk (or from their open buffers) for cross-file rules, and the
+//! disk asked whether the files it points at exist.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use lsp_types::Uri;
+use ozcheck_lint::{Config, FileKind, FileReport, Input, PluginContext, discover};
+
+use super::convert;
+
+/// One open document.
+pub struct Document {
+    /// Its path on disk (the lint reports under it and reads its plugin from there).
+    pub path: PathBuf,
+    /// The editor's text.
+    pub text: String,
+    /// The editor's version of it.
+    pub version: i32,
+}
+
+/// The open documents by URI.
+#[derive(Default)]
+pub struct Documents {
+    open: HashMap<Uri, Document>,
+}
+
+/// The result of linting a document: its report (when it is a plugin file) and a problem with
+/// its configuration, if any.
+pub struct Linted {
+    /// The findings, or `None` for a file that is no agent, flow or routine.
+    pub report: Option<FileReport>,
+    /// Why `ozcheck.toml` could not be used, if it could not.
+    pub config_error: Option<String>,
+}
+
+impl Documents {
+    /// Opens or replaces a document; `None` when the URI is not a `file:` URI.
+    pub fn open(&mut self, uri: Uri, text: String, version: i32) -> Option<()> {
+        let path = convert::uri_to_path(&uri)?;
+        self.open.insert(
+            uri,
+            Document {
+                path,
+                text,
+                version,
+            },
+        );
+        Some(())
+    }
+
+    /// Replaces a document's text.
+    pub fn change(&mut self, uri: &Uri, text: String, version: i32) {
+        if let Some(doc) = self.open.get_mut(uri) {
+            doc.text = text;
+            doc.version = version;
+        }
+    }
+
+    /// Closes a document.
+    pub fn close(&mut self, uri: &Uri) {
+        self.open.remove(uri);
+    }
+
+    /// The document of a URI.
+    pub fn get(&self, uri: &Uri) -> Option<&Document> {
+        self.open.get(uri)
+    }
+
+    /// The URIs of the open documents in the same plugin folder as `uri` (itself included).
+    pub fn same_plugin(&self, uri: &Uri) -> Vec<Uri> {
+        let Some(root) = self.get(uri).and_then(|d| plugin_root(&d.path)) else {
+            return vec![uri.clone()];
+        };
+        self.open
+            .iter()
+            .filter(|(_, d)| plugin_root(&d.path).as_deref() == Some(root.as_path()))
+            .map(|(u, _)| u.clone())
+            .collect()
+    }
+
+    /// Lints one document.
+    pub fn lint(&self, uri: &Uri) -> Option<Linted> {
+        let doc = self.get(uri)?;
+        let (config, config_error) = match load_config(&doc.path) {
+            Ok(config) => (config, None),
+            Err(e) => (Config::default(), Some(e)),
+        };
+        let path = convert::display(&doc.path);
+        if !is_plugin_file(&path, &doc.text) {
+            return Some(Linted {
+                report: None,
+                config_error,
+            });
+        }
+        let input = Input::from_text(path.clone(), doc.text.clone(), true);
+        let context = self.context(&doc.path, &path);
+        let report = ozcheck_lint::lint(&[input], &context, &config)
+            .into_iter()
+            .find(|r| r.source.path == path);
+        Some(Linted {
+            report,
+            config_error,
+        })
+    }
+
+    /// The document's text with every safe fix applied (`ozcheck lint --fix` on the buffer),
+    /// when that changes it.
+    pub fn fixed_text(&self, uri: &Uri) -> Option<String> {
+        let doc = self.get(uri)?;
+        let config = load_config(&doc.path).unwrap_or_default();
+        let path = convert::display(&doc.path);
+        let input = Input::from_text(path.clone(), doc.text.clone(), true);
+        let context = self.context(&doc.path, &path);
+        let fixed = ozcheck_lint::fix::fix(&[input], &context, &config);
+        fixed
+            .into_iter()
+            .find(|f| f.report.source.path == path && f.changed())
+            .map(|f| f.report.source.text)
+    }
+
+    /// The plugin's agents (open buffers before the disk) and the disk's view of other files.
+    fn context(&self, file: &Path, display: &str) -> PluginContext {
+        let mut context = PluginContext {
+            file_exists: Some(discover::disk_file_exists()),
+            ..PluginContext::default()
+        };
+        let Some(root) = plugin_root(file) else {
+            return context;
+        };
+        let agents = root.join("agents");
+        if !agents.is_dir() {
+            return context;
+        }
+        context.agents_complete = true;
+        let on_disk = discover::collect(&[agents])
+            .map(|(files, _)| files)
+            .unwrap_or_default();
+        for mut input in on_disk {
+            if input.path == display {
+                continue;
+            }
+            if let Some(open) = self
+                .open
+                .values()
+                .find(|d| convert::display(&d.path) == input.path)
+            {
+                input.text.clone_from(&open.text);
+                input.too_large = false;
+                input.invalid_utf8_at = None;
+            }
+            context.files.push(input);
+        }
+        context
+    }
+}
+
+/// The folder above a file's `agents/`, `flows/` or `routines/` folder.
+fn plugin_root(file: &Path) -> Option<PathBuf> {
+    let dir = file.parent()?;
+    let name = dir.file_name()?.to_str()?;
+    matches!(name, "agents" | "flows" | "routines").then(|| dir.parent().map(Path::to_path_buf))?
+}
+
+/// Whether the lint has something to say about a file: it sits in a kind folder, or its keys
+/// tell its kind. Other YAML the editor opens (CI workflows and the like) gets no diagnostics.
+fn is_plugin_file(path: &str, text: &str) -> bool {
+    if FileKind::from_path(path).is_some() {
+        return true;
+    }
+    let source = ozcheck_lint::SourceFile::new(path, text);
+    ozcheck_lint::yaml::parse(&source)
+        .root
+        .as_ref()
+        .and_then(FileKind::from_content)
+        .is_some()
+}
+
+fn load_config(file: &Path) -> Result<Config, String> {
+    let Some(path) = discover::find_config(file) else {
+        return Ok(Config::default());
+    };
+    let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    Config::parse(&text).map_err(|e| format!("{}: {e}", path.display()))
+}
