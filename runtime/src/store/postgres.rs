@@ -112,10 +112,14 @@ impl PostgresStore {
         .bind(schema)
         .fetch_all(&mut conn)
         .await?;
-        let deletes: String = tables
-            .iter()
-            .map(|t| format!("DELETE FROM {schema}.\"{}\";", t.replace('"', "\"\"")))
-            .collect();
+        let mut deletes = String::new();
+        for table in &tables {
+            deletes.push_str("DELETE FROM ");
+            deletes.push_str(schema);
+            deletes.push_str(".\"");
+            deletes.push_str(&table.replace('"', "\"\""));
+            deletes.push_str("\";");
+        }
         sqlx::raw_sql(sqlx::AssertSqlSafe(format!("BEGIN;{deletes}COMMIT;")))
             .execute(&mut conn)
             .await?;
