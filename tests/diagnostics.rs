@@ -3,7 +3,7 @@
 
 use ozcheck::cmd::filter::full;
 use ozcheck_analyzer::check::{Env, StepDecl, StepKind};
-use ozcheck_analyzer::{Options, Verdict, check_expression};
+use ozcheck_analyzer::{Extension, Extensions, Options, Verdict, check_expression};
 
 fn render(source: &str, env: &Env) -> String {
     let report = check_expression(source, env, &Options::default());
@@ -46,7 +46,16 @@ refused!(
     "event.attributes.n == 9223372036854775808"
 );
 refused!(syntax_reserved_word, "event.attributes.if == 1 || var == 2");
-refused!(syntax_optional_field, "event.attributes.?draft");
+refused!(
+    syntax_optional_field_without_optionals,
+    "event.attributes.?draft.orValue(false)",
+    &Env::filter().with_extensions(Extensions::NONE)
+);
+refused!(
+    type_function_of_a_disabled_extension,
+    "event.text.lowerAscii().contains('lgtm')",
+    &Env::filter().with_extensions(Extensions::NONE.with(Extension::Sets))
+);
 
 // Types and names.
 refused!(type_unknown_field, "event.atributes.draft == false");

@@ -1,6 +1,11 @@
 //! The cel-spec conformance runner: takes one record of `corpus/cel-spec/*.jsonl` (already
 //! parsed JSON; no I/O here) and says whether the analyzer passes it.
 //!
+//! Scope: the corpus marks each record out of scope with a `skip_reason` made of labels; the
+//! labels of the extension libraries ozcheck implements ([`IMPLEMENTED`]) no longer count, so
+//! a record is skipped only for what remains (protobuf messages, containers, other libraries).
+//! Those records run with every extension enabled.
+//!
 //! A record passes when the expression parses, type-checks in an environment built from its
 //! `type_env` (unless `disable_check`), and evaluates over its `bindings` to exactly the expected
 //! value (types included, maps order-agnostic, NaN equal to NaN) or to an error when an error is
@@ -15,6 +20,7 @@ use serde_json::Value as Json;
 use crate::check::{self, Env, SizeHint};
 use crate::eval::time::{Duration, Timestamp};
 use crate::eval::{Activation, EvalError, Limits, MapValue, Program, TypeValue, Value, base64};
+use crate::extensions::Extensions;
 use crate::syntax::{self, ParseOptions};
 use crate::types::Type;
 
@@ -47,10 +53,29 @@ fn parse_options() -> ParseOptions {
     }
 }
 
-/// Runs one record; records outside our scope (`skip_reason` set) are skipped.
+/// The `skip_reason` labels of the extension libraries ozcheck implements: a record marked
+/// only with these is in scope.
+pub const IMPLEMENTED: &[&str] = &[
+    "extension library: strings",
+    "optional types",
+    "extension: two-variable comprehensions",
+];
+
+/// Why a record is out of scope: the labels of its `skip_reason` that ozcheck does not
+/// implement, joined with `"; "`; `None` when it is in scope.
+pub fn skip_reason(record: &Json) -> Option<String> {
+    let reason = record.get("skip_reason").and_then(Json::as_str)?;
+    let remaining: Vec<&str> = reason
+        .split("; ")
+        .filter(|label| !IMPLEMENTED.contains(label))
+        .collect();
+    (!remaining.is_empty()).then(|| remaining.join("; "))
+}
+
+/// Runs one record; records outside our scope (see [`skip_reason`]) are skipped.
 pub fn run(record: &Json, mode: Mode) -> Outcome {
-    if let Some(reason) = record.get("skip_reason").and_then(Json::as_str) {
-        return Outcome::Skip(reason.to_owned());
+    if let Some(reason) = skip_reason(record) {
+        return Outcome::Skip(reason);
     }
     run_unscoped(record, mode)
 }
@@ -229,7 +254,7 @@ pub fn parse_type(text: &str) -> Result<Type, String> {
 }
 
 fn environment(record: &Json) -> Result<Env, String> {
-    let mut env = Env::general();
+    let mut env = Env::general().with_extensions(Extensions::ALL);
     if let Some(vars) = record.get("type_env").and_then(Json::as_object) {
         for (name, ty) in vars {
             let ty = ty
@@ -289,5 +314,13 @@ mod tests {
             run(&record, Mode::Evaluate),
             Outcome::Skip("protobuf messages".to_owned())
         );
+        // Implemented libraries no longer count; what remains is the reason.
+        let record = serde_json::json!({
+            "expr": "x",
+            "skip_reason": "extension library: strings; protobuf messages"
+        });
+        assert_eq!(skip_reason(&record).as_deref(), Some("protobuf messages"));
+        let record = serde_json::json!({"skip_reason": "optional types"});
+        assert_eq!(skip_reason(&record), None);
     }
 }

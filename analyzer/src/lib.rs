@@ -60,6 +60,7 @@ pub mod conformance;
 pub mod cost;
 mod diagnostic;
 pub mod eval;
+pub mod extensions;
 pub mod regex;
 pub mod syntax;
 pub mod template;
@@ -78,3 +79,4 @@ pub use api::{
 };
 pub use bounds::EventBounds;
 pub use diagnostic::{Diagnostic, Severity, SourceDiagnostic};
+pub use extensions::{Extension, Extensions};

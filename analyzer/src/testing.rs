@@ -9,7 +9,12 @@
 //! - chains of `&&` and of `||` are flattened to one n-ary call, because the oracle balances
 //!   them and we associate them to the left (both evaluate the same way);
 //! - our first-class macro nodes are expanded into exactly the comprehension cel-go's macros
-//!   build, so the oracle's expansion is checked part for part;
+//!   build, so the oracle's expansion is checked part for part; the macros the oracle does not
+//!   know (two-variable forms, `transformList`, `transformMap`, `transformMapEntry`, `sortBy`,
+//!   `optMap`, `optFlatMap`) become the plain member call it parses them as, and `exists_one`
+//!   called with three arguments is named `existsOne` on both sides;
+//! - optional syntax is cel-go's: `_?._` and `_[?_]` calls, `?` marks on list elements, map
+//!   entries and message fields (the oracle runs with optional syntax enabled);
 //! - literals print their exact value (doubles by their bits).
 
 use std::fmt::Write as _;
@@ -123,6 +128,9 @@ fn ours(ast: &Ast, id: NodeId) -> S {
         ExprKind::Select { operand, field, .. } => {
             list([atom("sel"), sub(*operand), atom(field.to_string())])
         }
+        ExprKind::OptSelect { operand, field, .. } => {
+            call("_?._", [sub(*operand), string_atom(field)])
+        }
         ExprKind::Has { operand, field, .. } => {
             list([atom("has"), sub(*operand), atom(field.to_string())])
         }
@@ -159,32 +167,78 @@ fn ours(ast: &Ast, id: NodeId) -> S {
             otherwise,
         } => call("_?_:_", [sub(*cond), sub(*then), sub(*otherwise)]),
         ExprKind::Index { operand, index } => call("_[_]", [sub(*operand), sub(*index)]),
-        ExprKind::List(items) => {
+        ExprKind::OptIndex { operand, index } => call("_[?_]", [sub(*operand), sub(*index)]),
+        ExprKind::List {
+            items,
+            optional_indices,
+        } => {
             let mut out = vec![atom("list")];
-            out.extend(items.iter().map(|&i| sub(i)));
+            out.extend(items.iter().enumerate().map(|(i, &item)| {
+                optional_mark(optional_indices.contains(&(i as u32)), sub(item))
+            }));
             S::List(out)
         }
         ExprKind::Map(entries) => {
             let mut out = vec![atom("map")];
-            out.extend(entries.iter().map(|e| list([sub(e.key), sub(e.value)])));
+            out.extend(
+                entries
+                    .iter()
+                    .map(|e| optional_mark(e.optional, list([sub(e.key), sub(e.value)]))),
+            );
             S::List(out)
         }
         ExprKind::Struct { type_name, fields } => {
             let mut out = vec![atom("struct"), atom(type_name.to_string())];
-            out.extend(
-                fields
-                    .iter()
-                    .map(|f| list([atom(f.name.to_string()), sub(f.value)])),
-            );
+            out.extend(fields.iter().map(|f| {
+                optional_mark(f.optional, list([atom(f.name.to_string()), sub(f.value)]))
+            }));
             S::List(out)
         }
         ExprKind::Comprehension(c) => {
             let range = sub(c.range);
             let predicate = c.predicate.map(sub);
             let transform = c.transform.map(sub);
+            if c.var2.is_some()
+                || !matches!(
+                    c.kind,
+                    MacroKind::All
+                        | MacroKind::Exists
+                        | MacroKind::ExistsOne
+                        | MacroKind::Map
+                        | MacroKind::Filter
+                )
+            {
+                return unexpanded_macro(c, range, predicate, transform);
+            }
             expand_macro(c.kind, range, &c.var, predicate, transform)
         }
     }
+}
+
+/// An element, entry or field marked `?`.
+fn optional_mark(optional: bool, s: S) -> S {
+    if optional { list([atom("?"), s]) } else { s }
+}
+
+/// A macro the oracle does not expand, as the member call it parses it as.
+fn unexpanded_macro(
+    c: &syntax::Comprehension,
+    range: S,
+    predicate: Option<S>,
+    transform: Option<S>,
+) -> S {
+    let name = match c.kind {
+        MacroKind::ExistsOne => "existsOne",
+        kind => kind.name(),
+    };
+    let mut items = vec![atom("call"), atom(name), list([atom("target"), range])];
+    items.push(atom(format!("(id {})", c.var)));
+    if let Some((var2, _)) = &c.var2 {
+        items.push(atom(format!("(id {var2})")));
+    }
+    items.extend(predicate);
+    items.extend(transform);
+    S::List(items)
 }
 
 /// cel-go's expansion of a comprehension macro, part for part.
@@ -241,6 +295,7 @@ fn expand_macro(
             let step = call("_?_:_", [predicate.unwrap_or(atom("?")), add, accu()]);
             (list([atom("list")]), atom("(bool true)"), step, accu())
         }
+        _ => unreachable!("only the one-variable macros of the standard library expand"),
     };
     list([
         atom("comprehension"),
@@ -278,7 +333,12 @@ fn theirs(e: &IdedExpr) -> S {
             atom(s.field.clone()),
         ]),
         Expr::Call(c) => {
-            let mut items = vec![atom("call"), atom(c.func_name.clone())];
+            // `exists_one` and `existsOne` are one macro; unexpanded (three arguments), one name.
+            let name = match (c.func_name.as_str(), &c.target) {
+                ("exists_one", Some(_)) => "existsOne".to_owned(),
+                (name, _) => name.to_owned(),
+            };
+            let mut items = vec![atom("call"), atom(name)];
             if let Some(t) = &c.target {
                 items.push(list([atom("target"), theirs(t)]));
             }
@@ -287,14 +347,22 @@ fn theirs(e: &IdedExpr) -> S {
         }
         Expr::List(l) => {
             let mut out = vec![atom("list")];
-            out.extend(l.elements.iter().map(theirs));
+            out.extend(
+                l.elements
+                    .iter()
+                    .enumerate()
+                    .map(|(i, e)| optional_mark(l.optional_indices.contains(&i), theirs(e))),
+            );
             S::List(out)
         }
         Expr::Map(m) => {
             let mut out = vec![atom("map")];
             for entry in &m.entries {
                 match &entry.expr {
-                    EntryExpr::MapEntry(me) => out.push(list([theirs(&me.key), theirs(&me.value)])),
+                    EntryExpr::MapEntry(me) => out.push(optional_mark(
+                        me.optional,
+                        list([theirs(&me.key), theirs(&me.value)]),
+                    )),
                     EntryExpr::StructField(f) => {
                         out.push(list([atom("?field"), atom(f.field.clone())]));
                     }
@@ -307,7 +375,10 @@ fn theirs(e: &IdedExpr) -> S {
             for entry in &st.entries {
                 match &entry.expr {
                     EntryExpr::StructField(f) => {
-                        out.push(list([atom(f.field.clone()), theirs(&f.value)]));
+                        out.push(optional_mark(
+                            f.optional,
+                            list([atom(f.field.clone()), theirs(&f.value)]),
+                        ));
                     }
                     EntryExpr::MapEntry(_) => out.push(atom("?entry")),
                 }
@@ -346,6 +417,7 @@ pub fn oracle_normalised(source: &str) -> Result<String, Vec<String>> {
             panic::catch_unwind(|| {
                 match cel::parser::Parser::new()
                     .enable_ident_escape_syntax(true)
+                    .enable_optional_syntax(true)
                     .parse(&src)
                 {
                     Ok(expr) => Ok(normalise_cel(&expr)),
@@ -370,14 +442,37 @@ pub fn known_difference(
     match (ours, theirs) {
         // Our depth limit bounds the height of the tree (member and operator chains count);
         // the oracle's bounds only its recursion through `expr`, and counts parentheses.
-        (Err(codes), Ok(_)) => codes.as_slice() == ["nesting-too-deep"],
+        (Err(codes), Ok(_)) if codes.as_slice() == ["nesting-too-deep"] => true,
         (Ok(_), Err(messages)) if messages.iter().all(|m| m.contains("Recursion limit")) => true,
         // The oracle's lexer does not let `.` match NUL in raw triple-quoted literals (the
         // grammar's `RAW '"""' .*? '"""'`); every other string form accepts NUL there too.
         (Ok(_), Err(_)) => source.contains('\0') && RAW_TRIPLE.iter().any(|p| source.contains(p)),
+        // The oracle lacks the two-variable, `transform…`, `sortBy` and `optMap`/`optFlatMap`
+        // macros, so it takes any arguments as those of a plain call; we refuse a variable that
+        // is not a simple name, or two variables of the same name, as cel-go does with the
+        // macros enabled.
+        (Err(codes), Ok(tree)) => {
+            codes.iter().all(|c| *c == "cel-syntax")
+                && UNKNOWN_TO_THE_ORACLE
+                    .iter()
+                    .any(|name| tree.contains(&format!("(call {name} (target")))
+        }
         _ => false,
     }
 }
+
+/// The macros the oracle parses as plain member calls.
+const UNKNOWN_TO_THE_ORACLE: [&str; 9] = [
+    "all",
+    "exists",
+    "existsOne",
+    "transformList",
+    "transformMap",
+    "transformMapEntry",
+    "sortBy",
+    "optMap",
+    "optFlatMap",
+];
 
 /// The openings of raw triple-quoted literals.
 const RAW_TRIPLE: [&str; 4] = ["r'''", "R'''", "r\"\"\"", "R\"\"\""];

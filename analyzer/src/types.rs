@@ -30,6 +30,8 @@ pub enum Type {
     List(Arc<Type>),
     /// `map(K, V)`.
     Map(Arc<Type>, Arc<Type>),
+    /// `optional_type(T)`: a value of type `T`, or none (the `optional` extension).
+    Optional(Arc<Type>),
     /// `type(T)`: the type of a type value; `None` when the inner type is unknown.
     Type(Option<Arc<Type>>),
     /// An object with declared fields (the `event`, `steps.<id>` and similar host objects).
@@ -77,6 +79,11 @@ impl Type {
         Type::Map(Arc::new(key), Arc::new(value))
     }
 
+    /// `optional_type(inner)`.
+    pub fn optional(inner: Type) -> Type {
+        Type::Optional(Arc::new(inner))
+    }
+
     /// Whether values of this type are checked only at evaluation time.
     pub fn is_dyn_or_error(&self) -> bool {
         matches!(self, Type::Dyn | Type::Error)
@@ -98,6 +105,7 @@ impl fmt::Display for Type {
             Type::Duration => f.write_str("google.protobuf.Duration"),
             Type::List(e) => write!(f, "list({e})"),
             Type::Map(k, v) => write!(f, "map({k}, {v})"),
+            Type::Optional(t) => write!(f, "optional_type({t})"),
             Type::Type(None) => f.write_str("type"),
             Type::Type(Some(t)) => write!(f, "type({t})"),
             Type::Object(o) => f.write_str(&o.name),
@@ -132,6 +140,9 @@ impl std::str::FromStr for Type {
             let key = args[..split].parse().map_err(|_| error())?;
             let value = args[split + 1..].parse().map_err(|_| error())?;
             return Ok(Type::map(key, value));
+        }
+        if let Some(of) = inner("optional_type(") {
+            return Ok(Type::optional(of.parse().map_err(|_| error())?));
         }
         if let Some(of) = inner("type(") {
             return Ok(Type::Type(Some(Arc::new(of.parse().map_err(|_| error())?))));
@@ -177,6 +188,7 @@ mod tests {
             "int",
             "list(string)",
             "map(string, list(map(int, bool)))",
+            "optional_type(list(int))",
             "type(int)",
             "type",
             "google.protobuf.Timestamp",

@@ -2,7 +2,8 @@
 //! by hand, and UTC timestamps in milliseconds that the store persists.
 //!
 //! Deadlines are wall-clock instants stored with each wait, so a runtime that starts after a
-//! crash can fire the deadlines that passed while it was down.
+//! crash can fire the deadlines that passed while it was down. The calendar is chrono's, as in
+//! the analyzer's timestamps.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
@@ -42,82 +43,32 @@ impl Timestamp {
 
     /// Parses `YYYY-MM-DDTHH:MM:SSZ` (optionally with `.fff` milliseconds).
     pub fn parse_rfc3339(text: &str) -> Option<Timestamp> {
-        let b = text.as_bytes();
-        if b.len() < 20 || !text.ends_with('Z') {
+        // Exactly these two shapes: a four-digit year, UTC, whole seconds or three fraction
+        // digits (chrono's `%Y` alone would take a sign or more digits).
+        if !text.bytes().take(4).all(|b| b.is_ascii_digit()) {
             return None;
         }
-        let num = |r: std::ops::Range<usize>| -> Option<i64> {
-            let s = text.get(r)?;
-            if !s.bytes().all(|c| c.is_ascii_digit()) {
-                return None;
-            }
-            s.parse().ok()
-        };
-        if b[4] != b'-' || b[7] != b'-' || b[10] != b'T' || b[13] != b':' || b[16] != b':' {
-            return None;
-        }
-        let (year, month, day) = (num(0..4)?, num(5..7)?, num(8..10)?);
-        let (hour, minute, second) = (num(11..13)?, num(14..16)?, num(17..19)?);
-        let ms = match &text[19..text.len() - 1] {
-            "" => 0,
-            frac if frac.len() == 4 && frac.starts_with('.') => num(20..23)?,
+        let format = match text.len() {
+            20 => "%Y-%m-%dT%H:%M:%SZ",
+            24 => "%Y-%m-%dT%H:%M:%S%.3fZ",
             _ => return None,
         };
-        if !(1..=12).contains(&month)
-            || !(1..=31).contains(&day)
-            || hour > 23
-            || minute > 59
-            || second > 59
-        {
-            return None;
-        }
-        let days = days_from_civil(year, month, day);
-        Some(Timestamp(
-            ((days * 24 + hour) * 60 + minute) * 60_000 + second * 1000 + ms,
-        ))
+        let time = chrono::NaiveDateTime::parse_from_str(text, format).ok()?;
+        Some(Timestamp(time.and_utc().timestamp_millis()))
     }
 
     /// Formats as `YYYY-MM-DDTHH:MM:SSZ`, with `.fff` only when there are milliseconds.
     pub fn to_rfc3339(self) -> String {
-        let days = self.0.div_euclid(86_400_000);
-        let rest = self.0.rem_euclid(86_400_000);
-        let (y, mo, d) = civil_from_days(days);
-        let (h, mi, s, ms) = (
-            rest / 3_600_000,
-            rest / 60_000 % 60,
-            rest / 1000 % 60,
-            rest % 1000,
-        );
-        if ms == 0 {
-            format!("{y:04}-{mo:02}-{d:02}T{h:02}:{mi:02}:{s:02}Z")
+        let Some(time) = chrono::DateTime::from_timestamp_millis(self.0) else {
+            return format!("@{}ms", self.0);
+        };
+        let format = if self.0.rem_euclid(1000) == 0 {
+            "%Y-%m-%dT%H:%M:%SZ"
         } else {
-            format!("{y:04}-{mo:02}-{d:02}T{h:02}:{mi:02}:{s:02}.{ms:03}Z")
-        }
+            "%Y-%m-%dT%H:%M:%S%.3fZ"
+        };
+        time.format(format).to_string()
     }
-}
-
-// Howard Hinnant's days-from-civil algorithm (proleptic Gregorian calendar).
-fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (m + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
-}
-
-fn civil_from_days(z: i64) -> (i64, i64, i64) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    (y, m, d)
 }
 
 /// Where the runtime reads the time. Production reads the system clock; tests and conformance
@@ -200,7 +151,10 @@ mod tests {
             "",
             "2026-01-01",
             "2026-13-01T00:00:00Z",
+            "2026-02-30T00:00:00Z",
             "2026-01-01T00:00:00+01:00",
+            "2026-01-01T00:00:00.25Z",
+            "+026-01-01T00:00:00Z",
         ] {
             assert_eq!(Timestamp::parse_rfc3339(text), None, "{text}");
         }

@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use crate::extensions::Extensions;
 use crate::types::{Field, ObjectType, Type};
 
 /// Upper bounds on the size of a declared variable and of what it contains, for the general
@@ -104,11 +105,13 @@ pub enum StepKind {
     Other,
 }
 
-/// An environment: the variables an expression may reference.
+/// An environment: the variables an expression may reference, and the extension libraries
+/// it may call (by default [`Extensions::KUBERNETES`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Env {
     kind: EnvKind,
     vars: Vec<VarDecl>,
+    extensions: Extensions,
 }
 
 /// The object type of `event`: header strings, `text`, and `attributes` (`map(string, dyn)`).
@@ -198,6 +201,7 @@ impl Env {
                 ty: event_type(),
                 size: SizeHint::default(),
             }],
+            extensions: Extensions::default(),
         }
     }
 
@@ -218,6 +222,7 @@ impl Env {
                     size: SizeHint::default(),
                 },
             ],
+            extensions: Extensions::default(),
         }
     }
 
@@ -238,7 +243,20 @@ impl Env {
         Self {
             kind: EnvKind::General,
             vars: Vec::new(),
+            extensions: Extensions::default(),
         }
+    }
+
+    /// The same environment with exactly these extensions enabled.
+    #[must_use]
+    pub fn with_extensions(mut self, extensions: Extensions) -> Self {
+        self.extensions = extensions;
+        self
+    }
+
+    /// The extensions expressions in this environment may use.
+    pub fn extensions(&self) -> Extensions {
+        self.extensions
     }
 
     /// Declares (or redeclares) a variable.

@@ -1,8 +1,12 @@
-//! The standard functions the checker knows, as overload signatures, and overload resolution.
+//! The functions the checker knows, as overload signatures, and overload resolution: the
+//! standard library, and the overloads each extension library adds (tagged with their
+//! [`Extension`], and only resolved where the environment enables it).
 //!
 //! Signatures use a tiny pattern language ([`P`]) with one element type variable `A` for lists
-//! and `K`/`V` for maps, which is all the in-scope standard library needs.
+//! and optionals and `K`/`V` for maps, which is all these libraries need.
 
+use crate::extensions::{Extension, Extensions};
+use crate::syntax::{Ast, ExprKind, NodeId};
 use crate::types::Type;
 
 /// One parameter or result pattern.
@@ -20,6 +24,21 @@ pub(crate) enum P {
     A,
     /// `list(A)`.
     ListA,
+    /// `list(A)` where `A` has an order (int, uint, double, bool, string, bytes, timestamp,
+    /// duration, or dyn): what `sort` takes.
+    ListOrdA,
+    /// `list(list(A))`.
+    ListListA,
+    /// Any list as a parameter; `list(dyn)` as a result.
+    ListDyn,
+    /// `list(string)`.
+    ListString,
+    /// `list(int)`.
+    ListInt,
+    /// `optional_type(A)`; as a result with `A` unbound, an optional of a not-yet-known type.
+    OptA,
+    /// `list(optional_type(A))`.
+    ListOptA,
     /// `map(K, V)`.
     MapKv,
     /// `dyn` as a result.
@@ -32,13 +51,41 @@ pub(crate) enum P {
     V,
 }
 
+impl P {
+    /// The pattern as a signature shows it.
+    pub(crate) fn describe(self) -> &'static str {
+        match self {
+            P::Bool => "bool",
+            P::Int => "int",
+            P::Uint => "uint",
+            P::Double => "double",
+            P::String => "string",
+            P::Bytes => "bytes",
+            P::Timestamp => "timestamp",
+            P::Duration => "duration",
+            P::A | P::K | P::V | P::Dyn => "dyn",
+            P::TypeOfA => "type",
+            P::ListA | P::ListDyn => "list",
+            P::ListOrdA => "list(comparable)",
+            P::ListListA => "list(list)",
+            P::ListString => "list(string)",
+            P::ListInt => "list(int)",
+            P::MapKv => "map",
+            P::OptA => "optional",
+            P::ListOptA => "list(optional)",
+        }
+    }
+}
+
 /// One overload: receiver-style or global, parameter patterns (the receiver first for member
-/// overloads) and the result pattern.
+/// overloads), the result pattern, and the extension that provides it (`None`: the standard
+/// library).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Overload {
     pub member: bool,
     pub params: &'static [P],
     pub result: P,
+    pub extension: Option<Extension>,
 }
 
 const fn global(params: &'static [P], result: P) -> Overload {
@@ -46,6 +93,7 @@ const fn global(params: &'static [P], result: P) -> Overload {
         member: false,
         params,
         result,
+        extension: None,
     }
 }
 
@@ -54,8 +102,29 @@ const fn member(params: &'static [P], result: P) -> Overload {
         member: true,
         params,
         result,
+        extension: None,
     }
 }
+
+impl Overload {
+    /// The same overload, provided by `extension`.
+    const fn of(self, extension: Extension) -> Overload {
+        Overload {
+            extension: Some(extension),
+            ..self
+        }
+    }
+
+    /// Whether the overload is part of the standard library or of an enabled extension.
+    pub(crate) fn enabled(&self, extensions: Extensions) -> bool {
+        self.extension.is_none_or(|e| extensions.contains(e))
+    }
+}
+
+const STRINGS: Extension = Extension::Strings;
+const LISTS: Extension = Extension::Lists;
+const SETS: Extension = Extension::Sets;
+const OPTIONAL: Extension = Extension::Optional;
 
 const SIZE: &[Overload] = &[
     global(&[P::String], P::Int),
@@ -184,6 +253,64 @@ const NOT: &[Overload] = &[global(&[P::Bool], P::Bool)];
 const NEG: &[Overload] = &[global(&[P::Int], P::Int), global(&[P::Double], P::Double)];
 const LOGIC: &[Overload] = &[global(&[P::Bool, P::Bool], P::Bool)];
 
+// ---- the strings extension -------------------------------------------------------------------
+
+const CHAR_AT: &[Overload] = &[member(&[P::String, P::Int], P::String).of(STRINGS)];
+const INDEX_OF: &[Overload] = &[
+    member(&[P::String, P::String], P::Int).of(STRINGS),
+    member(&[P::String, P::String, P::Int], P::Int).of(STRINGS),
+];
+const STRING_TRANSFORM: &[Overload] = &[member(&[P::String], P::String).of(STRINGS)];
+const REVERSE: &[Overload] = &[
+    member(&[P::String], P::String).of(STRINGS),
+    member(&[P::ListA], P::ListA).of(LISTS),
+];
+const REPLACE: &[Overload] = &[
+    member(&[P::String, P::String, P::String], P::String).of(STRINGS),
+    member(&[P::String, P::String, P::String, P::Int], P::String).of(STRINGS),
+];
+const SPLIT: &[Overload] = &[
+    member(&[P::String, P::String], P::ListString).of(STRINGS),
+    member(&[P::String, P::String, P::Int], P::ListString).of(STRINGS),
+];
+const SUBSTRING: &[Overload] = &[
+    member(&[P::String, P::Int], P::String).of(STRINGS),
+    member(&[P::String, P::Int, P::Int], P::String).of(STRINGS),
+];
+const JOIN: &[Overload] = &[
+    member(&[P::ListString], P::String).of(STRINGS),
+    member(&[P::ListString, P::String], P::String).of(STRINGS),
+];
+const QUOTE: &[Overload] = &[global(&[P::String], P::String).of(STRINGS)];
+const FORMAT: &[Overload] = &[member(&[P::String, P::ListDyn], P::String).of(STRINGS)];
+
+// ---- the lists extension ---------------------------------------------------------------------
+
+const SLICE: &[Overload] = &[member(&[P::ListA, P::Int, P::Int], P::ListA).of(LISTS)];
+const FLATTEN: &[Overload] = &[
+    member(&[P::ListListA], P::ListA).of(LISTS),
+    member(&[P::ListDyn, P::Int], P::ListDyn).of(LISTS),
+];
+const DISTINCT: &[Overload] = &[member(&[P::ListA], P::ListA).of(LISTS)];
+const SORT: &[Overload] = &[member(&[P::ListOrdA], P::ListA).of(LISTS)];
+const RANGE: &[Overload] = &[global(&[P::Int], P::ListInt).of(LISTS)];
+
+// ---- the sets extension ----------------------------------------------------------------------
+
+const SET_RELATION: &[Overload] = &[global(&[P::ListA, P::ListA], P::Bool).of(SETS)];
+
+// ---- optional types --------------------------------------------------------------------------
+
+const OPTIONAL_OF: &[Overload] = &[global(&[P::A], P::OptA).of(OPTIONAL)];
+const OPTIONAL_NONE: &[Overload] = &[global(&[], P::OptA).of(OPTIONAL)];
+const HAS_VALUE: &[Overload] = &[member(&[P::OptA], P::Bool).of(OPTIONAL)];
+const VALUE: &[Overload] = &[member(&[P::OptA], P::A).of(OPTIONAL)];
+const OR_VALUE: &[Overload] = &[member(&[P::OptA, P::A], P::A).of(OPTIONAL)];
+const OR: &[Overload] = &[member(&[P::OptA, P::OptA], P::OptA).of(OPTIONAL)];
+const FIRST_LAST: &[Overload] = &[member(&[P::ListA], P::OptA).of(OPTIONAL)];
+const UNWRAP: &[Overload] = &[global(&[P::ListOptA], P::ListA).of(OPTIONAL)];
+const UNWRAP_OPT: &[Overload] = &[member(&[P::ListOptA], P::ListA).of(OPTIONAL)];
+
 /// The overloads of an operator, by its source symbol (`[]` for indexing, `!` and `-_` for the
 /// unary operators).
 pub(crate) fn operator_overloads(symbol: &str) -> &'static [Overload] {
@@ -202,7 +329,8 @@ pub(crate) fn operator_overloads(symbol: &str) -> &'static [Overload] {
     }
 }
 
-/// The overloads of a function, by name; `None` for a name the standard library lacks.
+/// The overloads of a function, by name (namespaced functions by their qualified name,
+/// `optional.of`); `None` for a name no library has.
 pub(crate) fn overloads(name: &str) -> Option<&'static [Overload]> {
     Some(match name {
         "size" => SIZE,
@@ -221,8 +349,70 @@ pub(crate) fn overloads(name: &str) -> Option<&'static [Overload]> {
         "getFullYear" | "getMonth" | "getDayOfYear" | "getDayOfMonth" | "getDate"
         | "getDayOfWeek" => DATE_PART,
         "getHours" | "getMinutes" | "getSeconds" | "getMilliseconds" => TIME_PART,
+        "charAt" => CHAR_AT,
+        "indexOf" | "lastIndexOf" => INDEX_OF,
+        "lowerAscii" | "upperAscii" | "trim" => STRING_TRANSFORM,
+        "reverse" => REVERSE,
+        "replace" => REPLACE,
+        "split" => SPLIT,
+        "substring" => SUBSTRING,
+        "join" => JOIN,
+        "strings.quote" => QUOTE,
+        "format" => FORMAT,
+        "slice" => SLICE,
+        "flatten" => FLATTEN,
+        "distinct" => DISTINCT,
+        "sort" => SORT,
+        "lists.range" => RANGE,
+        "sets.contains" | "sets.equivalent" | "sets.intersects" => SET_RELATION,
+        "optional.of" | "optional.ofNonZeroValue" => OPTIONAL_OF,
+        "optional.none" => OPTIONAL_NONE,
+        "hasValue" => HAS_VALUE,
+        "value" => VALUE,
+        "orValue" => OR_VALUE,
+        "or" => OR,
+        "first" | "last" => FIRST_LAST,
+        "optional.unwrap" => UNWRAP,
+        "unwrapOpt" => UNWRAP_OPT,
         _ => return None,
     })
+}
+
+/// The namespaces of namespaced functions (`strings.quote`, `optional.of`, `lists.range`,
+/// `sets.contains`).
+const NAMESPACES: &[&str] = &["strings", "optional", "lists", "sets"];
+
+/// The qualified name of a namespaced function call: `optional.of(x)` parses as the member
+/// call `of` on the identifier `optional`; when the identifier is one of the namespaces and
+/// the qualified name is a function, it is that global function (whatever a variable of the
+/// same name might hold, as in cel-go). The checker, the estimator and the evaluator all
+/// resolve calls through this.
+pub(crate) fn namespaced(ast: &Ast, target: Option<NodeId>, function: &str) -> Option<String> {
+    let ExprKind::Ident {
+        name,
+        rooted: false,
+    } = ast.kind(target?)
+    else {
+        return None;
+    };
+    if !NAMESPACES.contains(&&**name) {
+        return None;
+    }
+    let qualified = format!("{name}.{function}");
+    overloads(&qualified).map(|_| qualified)
+}
+
+/// Whether some overload of a function is enabled in `extensions`.
+pub(crate) fn available(overloads: &[Overload], extensions: Extensions) -> bool {
+    overloads.iter().any(|o| o.enabled(extensions))
+}
+
+/// The extensions that provide overloads of `overloads` (none for a standard function).
+pub(crate) fn providers(overloads: &[Overload]) -> Extensions {
+    overloads
+        .iter()
+        .filter_map(|o| o.extension)
+        .fold(Extensions::NONE, Extensions::with)
 }
 
 /// Every function name the checker knows (for "did you mean").
@@ -252,6 +442,38 @@ pub(crate) const FUNCTION_NAMES: &[&str] = &[
     "getMinutes",
     "getSeconds",
     "getMilliseconds",
+    "charAt",
+    "indexOf",
+    "lastIndexOf",
+    "lowerAscii",
+    "upperAscii",
+    "trim",
+    "reverse",
+    "replace",
+    "split",
+    "substring",
+    "join",
+    "strings.quote",
+    "format",
+    "slice",
+    "flatten",
+    "distinct",
+    "sort",
+    "lists.range",
+    "sets.contains",
+    "sets.equivalent",
+    "sets.intersects",
+    "optional.of",
+    "optional.ofNonZeroValue",
+    "optional.none",
+    "hasValue",
+    "value",
+    "orValue",
+    "or",
+    "first",
+    "last",
+    "optional.unwrap",
+    "unwrapOpt",
 ];
 
 /// Bindings of the pattern variables while matching one overload.
@@ -277,7 +499,7 @@ pub(crate) fn compatible(a: &Type, b: &Type) -> bool {
     match (a, b) {
         (Type::Dyn | Type::Error | Type::Param(_), _)
         | (_, Type::Dyn | Type::Error | Type::Param(_)) => true,
-        (Type::List(x), Type::List(y)) => compatible(x, y),
+        (Type::List(x), Type::List(y)) | (Type::Optional(x), Type::Optional(y)) => compatible(x, y),
         (Type::Map(k1, v1), Type::Map(k2, v2)) => compatible(k1, k2) && compatible(v1, v2),
         (Type::Type(_), Type::Type(_)) => true,
         // Host objects and maps with string keys are both field-selectable records.
@@ -302,6 +524,37 @@ fn matches_param(pattern: P, ty: &Type, bindings: &mut Bindings) -> bool {
         P::A | P::Dyn | P::TypeOfA => bind(&mut bindings.a, ty),
         P::ListA => match ty {
             Type::List(elem) => bind(&mut bindings.a, elem),
+            Type::Dyn | Type::Error => true,
+            _ => false,
+        },
+        P::ListOrdA => match ty {
+            Type::List(elem) if orderable(elem) => bind(&mut bindings.a, elem),
+            Type::Dyn | Type::Error => true,
+            _ => false,
+        },
+        P::ListListA => match ty {
+            Type::List(elem) => match &**elem {
+                Type::List(inner) => bind(&mut bindings.a, inner),
+                Type::Dyn | Type::Error | Type::Param(_) => true,
+                _ => false,
+            },
+            Type::Dyn | Type::Error => true,
+            _ => false,
+        },
+        P::ListDyn => matches!(ty, Type::List(_) | Type::Dyn | Type::Error),
+        P::ListString => concrete(Type::list(Type::String)),
+        P::ListInt => concrete(Type::list(Type::Int)),
+        P::OptA => match ty {
+            Type::Optional(inner) => bind(&mut bindings.a, inner),
+            Type::Dyn | Type::Error => true,
+            _ => false,
+        },
+        P::ListOptA => match ty {
+            Type::List(elem) => match &**elem {
+                Type::Optional(inner) => bind(&mut bindings.a, inner),
+                Type::Dyn | Type::Error | Type::Param(_) => true,
+                _ => false,
+            },
             Type::Dyn | Type::Error => true,
             _ => false,
         },
@@ -331,7 +584,14 @@ fn result_type(pattern: P, bindings: &Bindings) -> Type {
         P::K => bindings.k.clone().unwrap_or(Type::Dyn),
         P::V => bindings.v.clone().unwrap_or(Type::Dyn),
         P::TypeOfA => Type::Type(bindings.a.clone().map(std::sync::Arc::new)),
-        P::ListA => Type::list(bindings.a.clone().unwrap_or(Type::Dyn)),
+        P::ListA | P::ListOrdA | P::ListListA | P::ListOptA => {
+            Type::list(bindings.a.clone().unwrap_or(Type::Dyn))
+        }
+        P::ListDyn => Type::list(Type::Dyn),
+        P::ListString => Type::list(Type::String),
+        P::ListInt => Type::list(Type::Int),
+        // `optional.none()` binds nothing: its type joins with whatever optional meets it.
+        P::OptA => Type::optional(bindings.a.clone().unwrap_or(Type::Param(0))),
         P::MapKv => Type::map(
             bindings.k.clone().unwrap_or(Type::Dyn),
             bindings.v.clone().unwrap_or(Type::Dyn),
@@ -339,12 +599,39 @@ fn result_type(pattern: P, bindings: &Bindings) -> Type {
     }
 }
 
-/// Resolves a call: the result type when at least one overload accepts the argument types
-/// (the receiver first for member calls), joined over every overload that does.
-pub(crate) fn resolve(overloads: &[Overload], member_call: bool, args: &[Type]) -> Option<Type> {
+/// Whether values of this type have an order `sort` can use.
+fn orderable(ty: &Type) -> bool {
+    matches!(
+        ty,
+        Type::Int
+            | Type::Uint
+            | Type::Double
+            | Type::Bool
+            | Type::String
+            | Type::Bytes
+            | Type::Timestamp
+            | Type::Duration
+            | Type::Dyn
+            | Type::Error
+            | Type::Param(_)
+    )
+}
+
+/// Resolves a call: the result type when at least one overload enabled in `extensions`
+/// accepts the argument types (the receiver first for member calls), joined over every
+/// overload that does.
+pub(crate) fn resolve(
+    overloads: &[Overload],
+    member_call: bool,
+    args: &[Type],
+    extensions: Extensions,
+) -> Option<Type> {
     let mut result: Option<Type> = None;
     for overload in overloads {
-        if overload.member != member_call || overload.params.len() != args.len() {
+        if overload.member != member_call
+            || overload.params.len() != args.len()
+            || !overload.enabled(extensions)
+        {
             continue;
         }
         let mut bindings = Bindings::default();
@@ -364,13 +651,37 @@ pub(crate) fn resolve(overloads: &[Overload], member_call: bool, args: &[Type]) 
     result
 }
 
-/// The least common type of two types: equal types stay, lists and maps join element-wise, an
-/// unconstrained element (of an empty literal) takes the other side, anything else is `dyn`.
+/// The extension of a disabled overload that would accept the argument types, when no enabled
+/// one does: what the environment would have to enable.
+pub(crate) fn missing_extension(
+    overloads: &[Overload],
+    member_call: bool,
+    args: &[Type],
+) -> Option<Extension> {
+    overloads.iter().find_map(|overload| {
+        let extension = overload.extension?;
+        let fits = resolve(
+            std::slice::from_ref(overload),
+            member_call,
+            args,
+            Extensions::ALL,
+        );
+        fits.map(|_| extension)
+    })
+}
+
+/// The least common type of two types: equal types stay, lists, maps and optionals join
+/// element-wise, an unconstrained element (of an empty literal or `optional.none()`) takes the
+/// other side, `null` joins an optional as that optional (CEL's legacy nullable abstract types),
+/// anything else is `dyn`.
 pub(crate) fn join(a: &Type, b: &Type) -> Type {
     match (a, b) {
         (Type::Param(_), other) | (other, Type::Param(_)) => other.clone(),
         (Type::Error, other) | (other, Type::Error) => other.clone(),
         (Type::List(x), Type::List(y)) => Type::list(join(x, y)),
+        (Type::Optional(x), Type::Optional(y)) => Type::optional(join(x, y)),
+        (Type::Optional(_), Type::Null) => a.clone(),
+        (Type::Null, Type::Optional(_)) => b.clone(),
         (Type::Map(k1, v1), Type::Map(k2, v2)) => Type::map(join(k1, k2), join(v1, v2)),
         _ if a == b => a.clone(),
         _ => Type::Dyn,

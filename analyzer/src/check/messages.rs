@@ -2,11 +2,64 @@
 //! "did you mean" or the list of what is available.
 
 use super::env::EnvKind;
-use super::functions::Overload;
+use super::functions::{FUNCTION_NAMES, Overload, available, overloads, providers};
 use super::suggest;
 use crate::Diagnostic;
+use crate::extensions::{Extension, Extensions};
 use crate::syntax::Span;
 use crate::types::{ObjectType, Type};
+
+/// Where a host enables extensions, for help texts.
+const ENABLE_WHERE: &str = "the `[extensions]` table of ozcheck.toml";
+
+/// `unknown-function`: the extension that would provide it, or the closest available name.
+pub(super) fn unknown_function(function: &str, span: Span, enabled: Extensions) -> Diagnostic {
+    let diagnostic = Diagnostic::error(
+        "unknown-function",
+        span,
+        format!("unknown function `{function}`"),
+    )
+    .with_label("no such function");
+    if let Some(known) = overloads(function) {
+        let by = providers(known);
+        let (s, them) = if by.iter().count() > 1 {
+            ("s", "one of them")
+        } else {
+            ("", "it")
+        };
+        return diagnostic.with_help(format!(
+            "`{function}` comes with the {by} extension{s}, which this environment does not \
+             enable; enable {them} in {ENABLE_WHERE}"
+        ));
+    }
+    let names = FUNCTION_NAMES
+        .iter()
+        .copied()
+        .filter(|f| overloads(f).is_some_and(|o| available(o, enabled)));
+    match suggest::closest(function, names) {
+        Some(close) => diagnostic.with_help(format!("did you mean `{close}`?")),
+        None => diagnostic,
+    }
+}
+
+/// Help for a call whose only fitting overload belongs to a disabled extension.
+pub(super) fn enable_help(extension: Extension, call: &str) -> String {
+    format!(
+        "{call} comes with the `{extension}` extension, which this environment does not enable; \
+         enable it in {ENABLE_WHERE}"
+    )
+}
+
+/// `unsupported-syntax`: optional syntax or a macro form of a disabled extension.
+pub(super) fn extension_disabled(extension: Extension, span: Span, what: &str) -> Diagnostic {
+    Diagnostic::error(
+        "unsupported-syntax",
+        span,
+        format!("{what} needs the `{extension}` extension, which this environment does not enable"),
+    )
+    .with_label("not enabled here")
+    .with_help(format!("enable `{extension}` in {ENABLE_WHERE}"))
+}
 
 /// `unknown-variable`, with the closest visible name or what the environment offers.
 pub(super) fn unknown_variable(
@@ -92,11 +145,7 @@ pub(super) fn signatures(function: &str, overloads: &[Overload]) -> String {
     let forms: Vec<String> = overloads
         .iter()
         .map(|o| {
-            let params: Vec<String> = o
-                .params
-                .iter()
-                .map(|p| format!("{p:?}").to_lowercase())
-                .collect();
+            let params: Vec<&str> = o.params.iter().map(|p| p.describe()).collect();
             if o.member {
                 format!("{}.{function}({})", params[0], params[1..].join(", "))
             } else {
@@ -105,8 +154,6 @@ pub(super) fn signatures(function: &str, overloads: &[Overload]) -> String {
         })
         .collect();
     format!("`{function}` takes {}", forms.join(" or "))
-        .replace("lista", "list")
-        .replace("mapkv", "map")
 }
 
 pub(super) fn operand_kinds(symbol: &str) -> &'static str {

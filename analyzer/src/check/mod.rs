@@ -2,11 +2,15 @@
 //! reports unknown names, fields and functions with "did you mean" help.
 //!
 //! Diagnostic codes: `unknown-variable`, `unknown-field`, `unknown-function`,
-//! `no-matching-overload`, `not-iterable`, `unknown-type`.
+//! `no-matching-overload`, `not-iterable`, `unknown-type`, and `unsupported-syntax` for
+//! optional syntax or a macro form whose extension the environment does not enable. An
+//! unknown function that an extension provides says which one.
 //!
 //! The walk recurses once per AST level; the parser bounds the depth
 //! ([`crate::syntax::ParseOptions::max_depth`]), so the stack use is bounded too.
 
+mod access;
+mod comprehension;
 mod env;
 mod functions;
 mod messages;
@@ -16,11 +20,15 @@ use std::sync::Arc;
 
 pub use env::{Env, EnvKind, SizeHint, StepDecl, StepKind, VarDecl, event_type};
 
+pub(crate) use functions::namespaced;
+
 use crate::Diagnostic;
-use crate::syntax::{Ast, BinaryOp, ExprKind, Literal, MacroKind, NodeId, Span, UnaryOp};
-use crate::types::{ObjectType, Type};
+use crate::extensions::Extension;
+use crate::syntax::{Ast, BinaryOp, ExprKind, Literal, MapEntry, NodeId, Span, UnaryOp};
+use crate::types::Type;
 use functions::{
-    FUNCTION_NAMES, Overload, compatible, join, operator_overloads, overloads, resolve,
+    Overload, available, compatible, join, missing_extension, operator_overloads, overloads,
+    resolve,
 };
 
 /// What an identifier or qualified name resolved to.
@@ -80,8 +88,11 @@ pub fn check(ast: Ast, env: &Env) -> Result<Checked, Vec<Diagnostic>> {
     }
 }
 
-/// Names usable as type values.
-fn type_name(name: &str) -> Option<Type> {
+/// Names usable as type values (`optional_type` only where optional types are enabled).
+fn type_name(name: &str, env: &Env) -> Option<Type> {
+    if name == "optional_type" && env.extensions().contains(Extension::Optional) {
+        return Some(Type::optional(Type::Dyn));
+    }
     Some(match name {
         "bool" => Type::Bool,
         "int" => Type::Int,
@@ -140,6 +151,15 @@ impl Checker<'_> {
                 let operand_ty = self.visit(*operand);
                 self.select(&operand_ty, field, *field_span)
             }
+            ExprKind::OptSelect {
+                operand,
+                field,
+                field_span,
+            } => {
+                self.require_optional(span, "`a.?b` (optional field selection)");
+                let operand_ty = self.visit(*operand);
+                self.opt_select(&operand_ty, field, *field_span)
+            }
             ExprKind::Has {
                 operand,
                 field,
@@ -189,53 +209,19 @@ impl Checker<'_> {
             ExprKind::Index { operand, index } => {
                 let o = self.visit(*operand);
                 let i = self.visit(*index);
-                if let Type::Object(object) = &o {
-                    // Indexing a host object by a string reads a field, like a map.
-                    return match (&i, ast.kind(*index)) {
-                        (_, ExprKind::Literal(Literal::String(key))) => {
-                            self.object_field(object, key, ast.span(*index))
-                        }
-                        (Type::String | Type::Dyn | Type::Error, _) => Type::Dyn,
-                        _ => self.operator(span, "[]", operator_overloads("[]"), &[o.clone(), i]),
-                    };
-                }
-                self.operator(span, "[]", operator_overloads("[]"), &[o, i])
+                self.index(span, &o, &i, *index)
             }
-            ExprKind::List(elements) => {
-                let mut elem = Type::Param(0);
-                for e in elements {
-                    let ty = self.visit(*e);
-                    elem = join(&elem, &ty);
-                }
-                Type::list(elem)
+            ExprKind::OptIndex { operand, index } => {
+                self.require_optional(span, "`a[?i]` (optional index)");
+                let o = self.visit(*operand);
+                let i = self.visit(*index);
+                self.opt_index(span, &o, &i, *index)
             }
-            ExprKind::Map(entries) => {
-                let (mut key, mut value) = (Type::Param(0), Type::Param(0));
-                for entry in entries {
-                    let k = self.visit(entry.key);
-                    let v = self.visit(entry.value);
-                    if !matches!(
-                        k,
-                        Type::Bool
-                            | Type::Int
-                            | Type::Uint
-                            | Type::String
-                            | Type::Dyn
-                            | Type::Error
-                            | Type::Param(_)
-                    ) {
-                        self.error(
-                            "no-matching-overload",
-                            ast.span(entry.key),
-                            format!("a map key must be a bool, int, uint or string, not {k}"),
-                            "not a valid key",
-                        );
-                    }
-                    key = join(&key, &k);
-                    value = join(&value, &v);
-                }
-                Type::map(key, value)
-            }
+            ExprKind::List {
+                items,
+                optional_indices,
+            } => self.list(items, optional_indices),
+            ExprKind::Map(entries) => self.map(entries),
             ExprKind::Struct { type_name, fields } => {
                 for field in fields {
                     self.visit(field.value);
@@ -251,55 +237,7 @@ impl Checker<'_> {
                 );
                 Type::Error
             }
-            ExprKind::Comprehension(comp) => {
-                let range = self.visit(comp.range);
-                let var_ty = match &range {
-                    Type::List(elem) => (**elem).clone(),
-                    Type::Map(key, _) => (**key).clone(),
-                    Type::Object(_) => Type::String,
-                    Type::Dyn | Type::Error | Type::Param(_) => Type::Dyn,
-                    other => {
-                        self.error(
-                            "not-iterable",
-                            ast.span(comp.range),
-                            format!("`{}` needs a list or a map, not {other}", comp.kind.name()),
-                            "not a list or map",
-                        );
-                        Type::Error
-                    }
-                };
-                let var_ty = if matches!(var_ty, Type::Param(_)) {
-                    Type::Dyn
-                } else {
-                    var_ty
-                };
-                self.scopes.push(Scope {
-                    name: comp.var.clone(),
-                    comprehension: id,
-                    ty: var_ty.clone(),
-                });
-                if let Some(predicate) = comp.predicate {
-                    let p = self.visit(predicate);
-                    if !compatible(&Type::Bool, &p) {
-                        self.error(
-                            "no-matching-overload",
-                            ast.span(predicate),
-                            format!(
-                                "the predicate of `{}` must be a bool, not {p}",
-                                comp.kind.name()
-                            ),
-                            "not a bool",
-                        );
-                    }
-                }
-                let transformed = comp.transform.map(|t| self.visit(t));
-                self.scopes.pop();
-                match comp.kind {
-                    MacroKind::All | MacroKind::Exists | MacroKind::ExistsOne => Type::Bool,
-                    MacroKind::Map => Type::list(transformed.unwrap_or(Type::Dyn)),
-                    MacroKind::Filter => Type::list(var_ty),
-                }
-            }
+            ExprKind::Comprehension(comp) => self.comprehension(id, comp),
         }
     }
 
@@ -319,7 +257,7 @@ impl Checker<'_> {
             self.refs[id as usize] = Reference::Var(index as u32);
             return self.env.vars()[index].ty.clone();
         }
-        if let Some(ty) = type_name(name) {
+        if let Some(ty) = type_name(name, self.env) {
             self.refs[id as usize] = Reference::TypeName(ty.clone());
             return Type::Type(Some(Arc::new(ty)));
         }
@@ -342,92 +280,87 @@ impl Checker<'_> {
         ));
     }
 
-    /// Resolves a select chain `a.b.c` as one dotted name: a variable the environment declares
-    /// under that name, or a qualified type name (`google.protobuf.Timestamp`). Only tried when
-    /// the first segment is not an iteration variable, and (for speed) only when the environment
-    /// has dotted names or the first segment is not a declared variable.
-    fn qualified(&mut self, id: NodeId) -> Option<Type> {
-        let mut segments = Vec::new();
-        let mut cursor = id;
-        let rooted = loop {
-            match self.ast.kind(cursor) {
-                ExprKind::Select { operand, field, .. } => {
-                    segments.push(&**field);
-                    cursor = *operand;
-                }
-                ExprKind::Ident { name, rooted } => {
-                    segments.push(&**name);
-                    break *rooted;
-                }
-                _ => return None,
+    /// `[a, ?b]`: the element type joins every element's type (an optional element's inner
+    /// type).
+    fn list(&mut self, items: &[NodeId], optional_indices: &[u32]) -> Type {
+        let mut elem = Type::Param(0);
+        for (i, &item) in items.iter().enumerate() {
+            let mut ty = self.visit(item);
+            if optional_indices.contains(&(i as u32)) {
+                ty = self.optional_entry(item, ty, "`[?x]` (optional list element)");
             }
-        };
-        let first = *segments.last()?;
-        if !rooted && self.scopes.iter().any(|s| &*s.name == first) {
-            return None;
+            elem = join(&elem, &ty);
         }
-        if !self.has_dotted_vars && self.env.var(first).is_some() {
-            return None;
-        }
-        segments.reverse();
-        let name = segments.join(".");
-        let (ty, reference) =
-            if let Some(index) = self.env.vars().iter().position(|v| *v.name == name) {
-                (
-                    self.env.vars()[index].ty.clone(),
-                    Reference::Var(index as u32),
-                )
-            } else {
-                let ty = type_name(&name)?;
-                (
-                    Type::Type(Some(Arc::new(ty.clone()))),
-                    Reference::TypeName(ty),
-                )
-            };
-        // The nodes inside the chain are not evaluated on their own; give them `dyn`.
-        let mut cursor = id;
-        while let ExprKind::Select { operand, .. } = self.ast.kind(cursor) {
-            cursor = *operand;
-            self.types[cursor as usize] = Type::Dyn;
-        }
-        self.refs[id as usize] = reference;
-        Some(ty)
+        Type::list(elem)
     }
 
-    fn select(&mut self, operand: &Type, field: &str, field_span: Span) -> Type {
-        match operand {
-            Type::Object(object) => self.object_field(object, field, field_span),
-            Type::Map(key, value) => {
-                if !compatible(&Type::String, key) {
-                    self.error(
-                        "no-matching-overload",
-                        field_span,
-                        format!("`.{field}` needs a map with string keys, not {operand}"),
-                        "not a string-keyed map",
-                    );
-                }
-                (**value).clone()
+    /// `{k: v, ?k2: v2}`: keys must be bools, ints, uints or strings.
+    fn map(&mut self, entries: &[MapEntry]) -> Type {
+        let (mut key, mut value) = (Type::Param(0), Type::Param(0));
+        for entry in entries {
+            let k = self.visit(entry.key);
+            let mut v = self.visit(entry.value);
+            if entry.optional {
+                v = self.optional_entry(entry.value, v, "`{?k: v}` (optional map entry)");
             }
-            Type::Dyn | Type::Error | Type::Param(_) => Type::Dyn,
+            if !matches!(
+                k,
+                Type::Bool
+                    | Type::Int
+                    | Type::Uint
+                    | Type::String
+                    | Type::Dyn
+                    | Type::Error
+                    | Type::Param(_)
+            ) {
+                self.error(
+                    "no-matching-overload",
+                    self.ast.span(entry.key),
+                    format!("a map key must be a bool, int, uint or string, not {k}"),
+                    "not a valid key",
+                );
+            }
+            key = join(&key, &k);
+            value = join(&value, &v);
+        }
+        Type::map(key, value)
+    }
+
+    /// The value type an optional element or entry contributes: the inner type of its optional.
+    fn optional_entry(&mut self, item: NodeId, ty: Type, what: &str) -> Type {
+        let span = self.ast.span(item);
+        self.require_optional(span, what);
+        match ty {
+            Type::Optional(inner) => (*inner).clone(),
+            Type::Dyn | Type::Error | Type::Param(_) => ty,
             other => {
                 self.error(
-                    "unknown-field",
-                    field_span,
-                    format!("a value of type {other} has no field `{field}`"),
-                    "no such field",
+                    "no-matching-overload",
+                    span,
+                    format!("an element marked `?` must be an optional, not {other}"),
+                    "not an optional",
                 );
                 Type::Error
             }
         }
     }
 
-    fn object_field(&mut self, object: &ObjectType, field: &str, field_span: Span) -> Type {
-        if let Some(f) = object.field(field) {
-            return f.ty.clone();
+    /// Reports optional syntax in an environment without optional types.
+    fn require_optional(&mut self, span: Span, what: &str) {
+        self.require(
+            Extension::Optional,
+            span,
+            &format!("optional syntax {what}"),
+        );
+    }
+
+    /// Reports syntax or a macro form whose extension the environment does not enable.
+    fn require(&mut self, extension: Extension, span: Span, what: &str) {
+        if self.env.extensions().contains(extension) {
+            return;
         }
         self.diagnostics
-            .push(messages::unknown_field(object, field, field_span));
-        Type::Error
+            .push(messages::extension_disabled(extension, span, what));
     }
 
     fn call(
@@ -438,6 +371,11 @@ impl Checker<'_> {
         name_span: Span,
         args: &[NodeId],
     ) -> Type {
+        let qualified = namespaced(self.ast, target, function);
+        let (target, function) = match &qualified {
+            Some(name) => (None, name.as_str()),
+            None => (target, function),
+        };
         let mut types = Vec::with_capacity(args.len() + 1);
         if let Some(target) = target {
             types.push(self.visit(target));
@@ -445,17 +383,10 @@ impl Checker<'_> {
         for arg in args {
             types.push(self.visit(*arg));
         }
-        let Some(overloads) = overloads(function) else {
-            let mut diagnostic = Diagnostic::error(
-                "unknown-function",
-                name_span,
-                format!("unknown function `{function}`"),
-            )
-            .with_label("no such function");
-            if let Some(close) = suggest::closest(function, FUNCTION_NAMES.iter().copied()) {
-                diagnostic = diagnostic.with_help(format!("did you mean `{close}`?"));
-            }
-            self.diagnostics.push(diagnostic);
+        let enabled = self.env.extensions();
+        let Some(overloads) = overloads(function).filter(|o| available(o, enabled)) else {
+            self.diagnostics
+                .push(messages::unknown_function(function, name_span, enabled));
             return Type::Error;
         };
         if types.contains(&Type::Error) {
@@ -464,12 +395,15 @@ impl Checker<'_> {
         if function == "matches" {
             self.constant_pattern(target, args);
         }
-        if let Some(ty) = resolve(overloads, target.is_some(), &types) {
+        if let Some(ty) = resolve(overloads, target.is_some(), &types, enabled) {
             return ty;
         }
         let span = self.ast.span(id);
         let shown = messages::describe_call(function, target.is_some(), &types);
-        let help = messages::signatures(function, overloads);
+        let help = match missing_extension(overloads, target.is_some(), &types) {
+            Some(extension) => messages::enable_help(extension, &shown),
+            None => messages::signatures(function, overloads),
+        };
         self.diagnostics.push(
             Diagnostic::error(
                 "no-matching-overload",
@@ -519,7 +453,7 @@ impl Checker<'_> {
         if args.contains(&Type::Error) {
             return Type::Error;
         }
-        if let Some(ty) = resolve(overloads, false, args) {
+        if let Some(ty) = resolve(overloads, false, args, self.env.extensions()) {
             return ty;
         }
         let shown = args

@@ -177,6 +177,9 @@ impl Walker<'_> {
                 let op = self.visit(*operand);
                 (add_cost(&op, table::SELECT, Shape::Scalar), None)
             }
+            ExprKind::OptSelect { .. } | ExprKind::OptIndex { .. } => {
+                (self.optional_access(id), None)
+            }
             ExprKind::Index { operand, index } => {
                 let op = self.visit(*operand);
                 let ix = self.visit(*index);
@@ -228,7 +231,10 @@ impl Walker<'_> {
                 };
                 (val, None)
             }
-            ExprKind::List(elems) => {
+            ExprKind::List {
+                items: elems,
+                optional_indices,
+            } => {
                 let n = elems.len() as u64;
                 let fixed =
                     table::LIST_CREATE.saturating_add(self.model.alloc(table::alloc_list(n)));
@@ -243,10 +249,16 @@ impl Walker<'_> {
                         Some(s) => s.union(v.shape),
                     });
                 }
+                // An optional element adds its value, whose shape the estimator does not track.
+                let elem = if optional_indices.is_empty() {
+                    elem.unwrap_or(Shape::Scalar)
+                } else {
+                    Shape::Unknown
+                };
                 val.shape = Shape::List(Box::new(ListShape {
                     len: Poly::constant(n as f64),
-                    min_len: n,
-                    elem: elem.unwrap_or(Shape::Scalar),
+                    min_len: n - optional_indices.len() as u64,
+                    elem,
                     elem_var: None,
                 }));
                 (val, None)
@@ -282,6 +294,28 @@ impl Walker<'_> {
                 (val, None)
             }
             ExprKind::Comprehension(c) => self.comprehension(c),
+        }
+    }
+
+    /// `a.?f` and `a[?i]`. Optionals are not priced yet: what they hold is unknown, so any
+    /// sized operation on it is unbounded. (Kept out of `visit_kind`, whose frame every level
+    /// of the recursion pays.)
+    fn optional_access(&mut self, id: NodeId) -> Val {
+        match self.ast.kind(id) {
+            ExprKind::OptIndex { operand, index } => {
+                let op = self.visit(*operand);
+                let ix = self.visit(*index);
+                Val {
+                    max: op.max.add(&ix.max).add_const(table::CALL as f64),
+                    min: op.min.saturating_add(ix.min).saturating_add(table::CALL),
+                    shape: Shape::Unknown,
+                }
+            }
+            ExprKind::OptSelect { operand, .. } => {
+                let op = self.visit(*operand);
+                add_cost(&op, table::SELECT, Shape::Unknown)
+            }
+            _ => Val::constant(0, Shape::Unknown),
         }
     }
 

@@ -427,7 +427,7 @@ impl Shape {
                 val: Shape::of_type(val, hint.and_then(|h| h.items.as_deref()), path),
             })),
             Type::Object(obj) => Shape::Object(obj.clone(), path.into()),
-            Type::Dyn | Type::Param(_) | Type::Error => Shape::Unknown,
+            Type::Dyn | Type::Param(_) | Type::Error | Type::Optional(_) => Shape::Unknown,
         }
     }
 

@@ -184,6 +184,93 @@ pub const BUILT_PER_ELEMENT: u64 = 24;
 /// Bytes counted per entry of a built map (a key, a value and its index slot).
 pub const BUILT_PER_ENTRY: u64 = 56;
 
+// ---- the extension libraries ---------------------------------------------------------------
+//
+// Strings are sized in bytes as everywhere in this table: a code-point walk over `len` bytes is
+// one traversal of them. Every function that builds a string or list also pays its allocation
+// (`alloc_bytes`, `alloc_list`, `alloc_map`) on top of these CPU parts, charged once the size of
+// the result is known and before it is built.
+
+/// Fixed cost of `transformMap` and `transformMapEntry`: the empty accumulator map (30) and the
+/// result read (1).
+pub const TRANSFORM_MAP_FIXED: u64 = MAP_CREATE + 1;
+/// Per entry `transformMap` or `transformMapEntry` inserts: the insert (1) and the accumulator
+/// read (1).
+pub const TRANSFORM_MAP_INSERT: u64 = 2;
+/// `optMap` and `optFlatMap`: the presence test (1) and wrapping or reading the result (1).
+pub const OPT_MAP: u64 = 2;
+
+/// A pass over `len` bytes that finds code-point offsets or builds a new string from them
+/// (`charAt`, `substring`, `lowerAscii`, `upperAscii`, `trim`, `reverse`, `strings.quote`):
+/// one traversal.
+pub const fn string_pass(len: u64) -> u64 {
+    traversal(len)
+}
+
+/// `s.indexOf(t)` and `s.lastIndexOf(t)`: the search, as `contains`, and the code-point walk
+/// that turns byte offsets into indices.
+pub const fn index_of(haystack: u64, needle: u64) -> u64 {
+    contains(haystack, needle).saturating_add(traversal(haystack))
+}
+
+/// `s.replace(old, new)`: the search for `old`, as `contains` (at least one call), then one
+/// traversal of the `result` bytes it writes.
+pub const fn replace(haystack: u64, needle: u64, result: u64) -> u64 {
+    let search = contains(haystack, needle);
+    let search = if search < CALL { CALL } else { search };
+    search.saturating_add(traversal(result))
+}
+
+/// The largest result of `s.replace(old, new)` on `haystack` bytes: every code-point boundary
+/// (`haystack + 1` of them) may take a copy of `new` (an empty `old` matches at each), and no
+/// byte of `s` is lost.
+pub const fn replace_result_max(haystack: u64, new: u64) -> u64 {
+    haystack.saturating_add(haystack.saturating_add(1).saturating_mul(new))
+}
+
+/// `s.split(sep)`: the search for `sep`, as `contains`, building the list (`LIST_CREATE`) and
+/// copying the parts (one traversal of `s`).
+pub const fn split(haystack: u64, separator: u64) -> u64 {
+    contains(haystack, separator)
+        .saturating_add(LIST_CREATE)
+        .saturating_add(traversal(haystack))
+}
+
+/// `list.join(sep)`: the call, one unit per element read, and one traversal of the `result`
+/// bytes.
+pub const fn join(elements: u64, result: u64) -> u64 {
+    CALL.saturating_add(elements)
+        .saturating_add(traversal(result))
+}
+
+/// `fmt.format(args)`: one traversal of the pattern and of the largest text the arguments may
+/// format to (`format_bound`, see the evaluator's `format` module).
+pub const fn format(pattern: u64, bound: u64) -> u64 {
+    traversal(pattern).saturating_add(traversal(bound))
+}
+
+/// The largest precision `%.Nf` and `%.Ne` accept (cel-go's limit for the same reason: the
+/// digits a precision asks for are built).
+pub const FORMAT_MAX_PRECISION: u64 = 100;
+
+/// Walking one value of a list (or one key and value of a map) for CEL equality by hash, as
+/// `distinct` and the `sets` functions do: one unit per value, plus one traversal of each
+/// string or bytes value's bytes.
+pub const fn hash_walk(values: u64, bytes: u64) -> u64 {
+    values.saturating_add(traversal(bytes))
+}
+
+/// Sorting `len` values (`sort`, `sortBy`): `len · ⌈log₂ len⌉` comparisons, each at most
+/// `compare` units.
+pub const fn sort(len: u64, compare: u64) -> u64 {
+    let log = if len < 2 {
+        0
+    } else {
+        (u64::BITS - (len - 1).leading_zeros()) as u64
+    };
+    len.saturating_mul(log).saturating_mul(compare)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

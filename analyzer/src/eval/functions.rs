@@ -81,7 +81,8 @@ pub(crate) fn arithmetic(op: BinaryOp, a: &Value, b: &Value) -> Eval {
 
 impl Interp<'_> {
     /// Evaluates a call: the receiver and arguments first (strictly, left to right), then the
-    /// function.
+    /// function. A namespaced function (`optional.of(x)`) has no receiver; `or` and `orValue`
+    /// on an optional evaluate their argument only when it is needed.
     pub(crate) fn call(
         &mut self,
         id: NodeId,
@@ -89,13 +90,22 @@ impl Interp<'_> {
         function: &str,
         args: &[NodeId],
     ) -> Eval {
+        let program = self.program;
+        let (target, function) = match &program.namespaced[id as usize] {
+            Some(qualified) => (None, &**qualified),
+            None => (target, function),
+        };
         let receiver = match target {
             Some(t) => Some(self.eval(t)?),
             None => None,
         };
-        // Every standard function takes at most two arguments besides its receiver; a fixed
-        // buffer keeps calls free of heap allocation.
-        let mut buffer = [Value::Null, Value::Null];
+        if let (Some(Value::Optional(inner)), "or" | "orValue", [arg]) = (&receiver, function, args)
+        {
+            return self.optional_or(function, inner.clone(), *arg);
+        }
+        // Every function takes at most three arguments besides its receiver; a fixed buffer
+        // keeps calls free of heap allocation.
+        let mut buffer = [Value::Null, Value::Null, Value::Null];
         if args.len() > buffer.len() {
             return Err(error(format!(
                 "no matching overload for '{function}' with {} arguments",
@@ -105,58 +115,97 @@ impl Interp<'_> {
         for (slot, &arg) in buffer.iter_mut().zip(args) {
             *slot = self.eval(arg)?;
         }
-        match (receiver, &buffer[..args.len()]) {
-            (Some(recv), rest) => self.member(id, function, &recv, rest),
-            (None, [x]) => self.global(function, x),
-            (None, [s, pattern]) if function == "matches" => self.matches(id, s, pattern),
-            (None, rest) => Err(no_overload(function, &rest.iter().collect::<Vec<_>>())),
+        let args = &buffer[..args.len()];
+        match receiver {
+            Some(recv) => self.member(id, function, &recv, args),
+            None => self.global_call(id, function, args),
         }
     }
 
-    /// Receiver-style calls: `s.contains(t)`, `t.getHours()`, `l.size()`.
+    /// Global calls: the standard one-argument functions, global `matches`, and the global
+    /// functions of the extensions.
+    fn global_call(&mut self, id: NodeId, function: &str, args: &[Value]) -> Eval {
+        if let Some(result) = self
+            .optional_global(function, args)
+            .or_else(|| self.list_global(function, args))
+        {
+            return result;
+        }
+        match args {
+            [Value::String(s)] if function == "strings.quote" => self.quote(s),
+            [x] => self.global(function, x),
+            [s, pattern] if function == "matches" => self.matches(id, s, pattern),
+            rest => Err(no_overload(function, &rest.iter().collect::<Vec<_>>())),
+        }
+    }
+
+    /// Receiver-style calls: `s.contains(t)`, `t.getHours()`, `l.size()`, and the member
+    /// functions of the extensions.
     fn member(&mut self, id: NodeId, function: &str, recv: &Value, args: &[Value]) -> Eval {
-        match (function, recv, args) {
-            ("contains", Value::String(s), [Value::String(t)]) => {
-                self.charge(table::contains(s.len() as u64, t.len() as u64).max(table::CALL))?;
-                self.scan_contains(s, t).map(Value::Bool)
-            }
-            ("startsWith", Value::String(s), [Value::String(p)]) => {
-                self.charge(table::starts_ends_with(p.len() as u64).max(table::CALL))?;
-                let head = s.as_bytes().get(..p.len()).unwrap_or_default();
-                let same =
-                    s.len() >= p.len() && bulk::same_bytes(head, p.as_bytes(), &mut self.meter)?;
-                Ok(Value::Bool(same))
-            }
-            ("endsWith", Value::String(s), [Value::String(p)]) => {
-                self.charge(table::starts_ends_with(p.len() as u64).max(table::CALL))?;
-                let tail = s
-                    .len()
-                    .checked_sub(p.len())
-                    .map_or(&[][..], |at| &s.as_bytes()[at..]);
-                let same =
-                    s.len() >= p.len() && bulk::same_bytes(tail, p.as_bytes(), &mut self.meter)?;
-                Ok(Value::Bool(same))
-            }
+        if let Some(result) = self.standard_member(id, function, recv, args) {
+            return result;
+        }
+        let extension = match recv {
+            Value::String(s) => match (function, args) {
+                ("format", [Value::List(items)]) => Some(self.format(s, items)),
+                _ => self.string_member(function, s, args),
+            },
+            Value::List(items) => self.list_member(function, items, args),
+            Value::Optional(inner) => self.optional_member(function, inner.as_ref(), args),
+            _ => None,
+        };
+        extension.unwrap_or_else(|| {
+            let mut operands = vec![recv];
+            operands.extend(args);
+            Err(no_overload(function, &operands))
+        })
+    }
+
+    /// `s.startsWith(p)` (`prefix`) or `s.endsWith(p)`, comparing in chunks.
+    fn affix(&mut self, s: &str, p: &str, prefix: bool) -> Eval {
+        self.charge(table::starts_ends_with(p.len() as u64).max(table::CALL))?;
+        let Some(at) = s.len().checked_sub(p.len()) else {
+            return Ok(Value::Bool(false));
+        };
+        let part = if prefix {
+            &s.as_bytes()[..p.len()]
+        } else {
+            &s.as_bytes()[at..]
+        };
+        Ok(Value::Bool(bulk::same_bytes(
+            part,
+            p.as_bytes(),
+            &mut self.meter,
+        )?))
+    }
+
+    /// The standard library's member functions.
+    fn standard_member(
+        &mut self,
+        id: NodeId,
+        function: &str,
+        recv: &Value,
+        args: &[Value],
+    ) -> Option<Eval> {
+        Some(match (function, recv, args) {
+            ("contains", Value::String(s), [Value::String(t)]) => self
+                .charge(table::contains(s.len() as u64, t.len() as u64).max(table::CALL))
+                .and_then(|()| self.scan_contains(s, t).map(Value::Bool)),
+            ("startsWith", Value::String(s), [Value::String(p)]) => self.affix(s, p, true),
+            ("endsWith", Value::String(s), [Value::String(p)]) => self.affix(s, p, false),
             ("matches", _, [pattern]) => self.matches(id, recv, pattern),
             ("size", _, []) => self.global("size", recv),
-            (accessor, Value::Timestamp(t), []) => {
-                self.charge(table::CALL)?;
-                timestamp_accessor(accessor, *t, None)
-            }
-            (accessor, Value::Timestamp(t), [Value::String(zone)]) => {
-                self.charge(table::CALL)?;
-                timestamp_accessor(accessor, *t, Some(zone))
-            }
-            (accessor, Value::Duration(d), []) => {
-                self.charge(table::CALL)?;
-                duration_accessor(accessor, *d)
-            }
-            _ => {
-                let mut operands = vec![recv];
-                operands.extend(args);
-                Err(no_overload(function, &operands))
-            }
-        }
+            (accessor, Value::Timestamp(t), []) if is_accessor(accessor) => self
+                .charge(table::CALL)
+                .and_then(|()| timestamp_accessor(accessor, *t, None)),
+            (accessor, Value::Timestamp(t), [Value::String(zone)]) if is_accessor(accessor) => self
+                .charge(table::CALL)
+                .and_then(|()| timestamp_accessor(accessor, *t, Some(zone))),
+            (accessor, Value::Duration(d), []) if is_accessor(accessor) => self
+                .charge(table::CALL)
+                .and_then(|()| duration_accessor(accessor, *d)),
+            _ => return None,
+        })
     }
 
     /// One-argument global functions: `size`, conversions, `type`, `dyn`.
@@ -398,6 +447,23 @@ pub(crate) fn format_double(d: f64) -> String {
     }
 }
 
+/// The timestamp and duration accessors.
+fn is_accessor(name: &str) -> bool {
+    matches!(
+        name,
+        "getFullYear"
+            | "getMonth"
+            | "getDate"
+            | "getDayOfMonth"
+            | "getDayOfWeek"
+            | "getDayOfYear"
+            | "getHours"
+            | "getMinutes"
+            | "getSeconds"
+            | "getMilliseconds"
+    )
+}
+
 fn timestamp_accessor(name: &str, t: Timestamp, zone: Option<&str>) -> Eval {
     let fields = t.fields(zone).map_err(|e| error(e.to_string()))?;
     let v = match name {
@@ -416,13 +482,17 @@ fn timestamp_accessor(name: &str, t: Timestamp, zone: Option<&str>) -> Eval {
     Ok(Value::Int(v))
 }
 
+/// The duration accessors, as the CEL spec defines them: `getHours`, `getMinutes` and
+/// `getSeconds` convert the whole duration (truncating toward zero), while `getMilliseconds`
+/// is the milliseconds *portion* (`duration('1.234s').getMilliseconds() == 234`), signed like
+/// the duration.
 fn duration_accessor(name: &str, d: Duration) -> Eval {
     let nanos = d.nanos();
     let v = match name {
         "getHours" => nanos / 3_600_000_000_000,
         "getMinutes" => nanos / 60_000_000_000,
         "getSeconds" => nanos / 1_000_000_000,
-        "getMilliseconds" => nanos / 1_000_000,
+        "getMilliseconds" => nanos % 1_000_000_000 / 1_000_000,
         _ => return Err(no_overload(name, &[&Value::Duration(d)])),
     };
     Ok(Value::Int(v))

@@ -11,7 +11,7 @@ use super::meter::{Meter, Stop};
 use super::value::{ListValue, TypeValue, Value, brief_value};
 use super::{Activation, Program};
 use crate::cost::table;
-use crate::syntax::{BinaryOp, Comprehension, ExprKind, MacroKind, NodeId, UnaryOp};
+use crate::syntax::{BinaryOp, ExprKind, NodeId, UnaryOp};
 
 /// Why a sub-expression has no value: a CEL error (absorbable) or a stop (never absorbed).
 #[derive(Debug)]
@@ -44,15 +44,12 @@ pub(crate) fn no_overload(name: &str, operands: &[&Value]) -> Fault {
     ))
 }
 
-/// Comprehension iterations between explicit deadline reads (charges read it too).
-const LOOP_DEADLINE_EVERY: usize = 64;
-
 pub(crate) struct Interp<'p> {
     pub(crate) program: &'p Program,
     activation: &'p Activation,
     pub(crate) meter: Meter<'p>,
     /// Iteration variables in scope, innermost last.
-    locals: Vec<(&'p str, Value)>,
+    pub(crate) locals: Vec<(&'p str, Value)>,
 }
 
 impl<'p> Interp<'p> {
@@ -79,6 +76,25 @@ impl<'p> Interp<'p> {
         self.meter.build(bytes).map_err(Fault::Stop)
     }
 
+    /// Pays for a string or bytes value of `len` bytes about to be built: `cpu` units and its
+    /// allocation, and its bytes against the memory cap.
+    pub(crate) fn pay_bytes(&mut self, cpu: u64, len: u64) -> Result<(), Fault> {
+        self.charge(cpu.saturating_add(self.alloc(table::alloc_bytes(len))))?;
+        self.build(len)
+    }
+
+    /// Pays for a list of `len` elements about to be built (the elements themselves exist).
+    pub(crate) fn pay_list(&mut self, cpu: u64, len: u64) -> Result<(), Fault> {
+        self.charge(cpu.saturating_add(self.alloc(table::alloc_list(len))))?;
+        self.build(len.saturating_mul(table::BUILT_PER_ELEMENT))
+    }
+
+    /// Pays for a map of `len` entries about to be built.
+    pub(crate) fn pay_map(&mut self, cpu: u64, len: u64) -> Result<(), Fault> {
+        self.charge(cpu.saturating_add(self.alloc(table::alloc_map(len))))?;
+        self.build(len.saturating_mul(table::BUILT_PER_ENTRY))
+    }
+
     pub(crate) fn eval(&mut self, id: NodeId) -> Eval {
         let program = self.program;
         match program.ast.kind(id) {
@@ -98,15 +114,15 @@ impl<'p> Interp<'p> {
                 let base = self.eval(*operand)?;
                 select(&base, field)
             }
+            ExprKind::OptSelect { operand, field, .. } => {
+                self.charge(table::SELECT)?;
+                let base = self.eval(*operand)?;
+                opt_select(&base, field)
+            }
             ExprKind::Has { operand, field, .. } => {
                 self.charge(table::SELECT)?;
-                match self.eval(*operand)? {
-                    Value::Map(map) => Ok(Value::Bool(map.get_str(field).is_some())),
-                    other => Err(error(format!(
-                        "has() does not apply to a value of type {}",
-                        other.type_value().name()
-                    ))),
-                }
+                let base = self.eval(*operand)?;
+                has(&base, field)
             }
             ExprKind::Call {
                 target,
@@ -129,19 +145,33 @@ impl<'p> Interp<'p> {
                 Value::Bool(false) => self.eval(*otherwise),
                 other => Err(no_overload("_?_:_", &[&other])),
             },
-            ExprKind::Index { operand, index } => {
+            ExprKind::Index { operand, index } | ExprKind::OptIndex { operand, index } => {
                 let base = self.eval(*operand)?;
                 let key = self.eval(*index)?;
                 self.charge(table::CALL)?;
-                index_value(&base, &key)
+                match (program.ast.kind(id), base) {
+                    // Indexing an optional is optional from there on (cel-go's viral optionals).
+                    (ExprKind::OptIndex { .. }, base) | (_, base @ Value::Optional(_)) => {
+                        opt_index(&base, &key)
+                    }
+                    (_, base) => index_value(&base, &key),
+                }
             }
-            ExprKind::List(items) => {
+            ExprKind::List {
+                items,
+                optional_indices,
+            } => {
                 let n = items.len() as u64;
                 self.charge(table::LIST_CREATE.saturating_add(self.alloc(table::alloc_list(n))))?;
                 self.build(n.saturating_mul(table::BUILT_PER_ELEMENT))?;
                 let mut values = Vec::with_capacity(items.len());
-                for &item in items {
-                    values.push(self.eval(item)?);
+                for (i, &item) in items.iter().enumerate() {
+                    let value = self.eval(item)?;
+                    if optional_indices.contains(&(i as u32)) {
+                        values.extend(present(value)?);
+                    } else {
+                        values.push(value);
+                    }
                 }
                 Ok(Value::list(values))
             }
@@ -153,7 +183,11 @@ impl<'p> Interp<'p> {
                 for entry in entries {
                     let key = self.eval(entry.key)?;
                     let value = self.eval(entry.value)?;
-                    pairs.push((key, value));
+                    if entry.optional {
+                        pairs.extend(present(value)?.map(|v| (key, v)));
+                    } else {
+                        pairs.push((key, value));
+                    }
                 }
                 MapValue::from_entries(pairs)
                     .map(|m| Value::Map(Arc::new(m)))
@@ -278,11 +312,7 @@ impl<'p> Interp<'p> {
                 Ok(Value::Bool(holds))
             }
             BinaryOp::In => match b {
-                Value::List(items) => {
-                    let (n, deep) = (items.len() as u64, b.deep_size());
-                    self.charge(table::in_list(n, a.deep_size(), deep).max(table::CALL))?;
-                    Ok(Value::Bool(bulk::contains_item(items, a, &mut self.meter)?))
-                }
+                Value::List(items) => self.list_contains(items, items.deep(), a).map(Value::Bool),
                 Value::Map(map) => {
                     self.charge(table::CALL)?;
                     Ok(Value::Bool(map.get(a).is_some()))
@@ -295,6 +325,20 @@ impl<'p> Interp<'p> {
                 super::functions::arithmetic(op, a, b)
             }
         }
+    }
+
+    /// `value in items`, charged as the operator `in` is (the `sets` functions and `distinct`
+    /// are priced as membership tests through this too).
+    /// `items` have the deep size `deep` together.
+    pub(crate) fn list_contains(
+        &mut self,
+        items: &[Value],
+        deep: u64,
+        value: &Value,
+    ) -> Result<bool, Fault> {
+        let n = items.len() as u64;
+        self.charge(table::in_list(n, value.deep_size(), deep).max(table::CALL))?;
+        Ok(bulk::contains_item(items, value, &mut self.meter)?)
     }
 
     /// `+`: numbers, and concatenation of strings, bytes and lists (charged by the size built).
@@ -328,133 +372,11 @@ impl<'p> Interp<'p> {
             }
         }
     }
-
     /// The charge and the memory of concatenating `n` and `m` bytes.
     fn charge_concat(&mut self, n: u64, m: u64) -> Result<(), Fault> {
         let len = n.saturating_add(m);
         self.charge(table::concat(n, m).saturating_add(self.alloc(table::alloc_bytes(len))))?;
         self.build(len)
-    }
-
-    fn comprehension(&mut self, c: &'p Comprehension) -> Eval {
-        let range = self.eval(c.range)?;
-        // A map is iterated over its keys in place: collecting them first would be work that no
-        // charge pays for when the loop stops early.
-        let items = match &range {
-            Value::List(items) => Range::List(items),
-            Value::Map(map) => Range::Map(map),
-            other => {
-                return Err(error(format!(
-                    "cannot iterate over a value of type {}",
-                    other.type_value().name()
-                )));
-            }
-        };
-        match c.kind {
-            MacroKind::All | MacroKind::Exists => self.quantifier(c, &items),
-            MacroKind::ExistsOne => {
-                self.charge(table::EXISTS_ONE_RESULT)?;
-                let predicate = c
-                    .predicate
-                    .ok_or_else(|| error("exists_one needs a predicate"))?;
-                let mut count = 0u64;
-                for i in 0..items.len() {
-                    self.loop_tick(i)?;
-                    match self.with_local(&c.var, items.get(i), predicate)? {
-                        Value::Bool(true) => {
-                            self.charge(table::EXISTS_ONE_COUNT)?;
-                            count += 1;
-                        }
-                        Value::Bool(false) => self.charge(table::EXISTS_ONE_SKIP)?,
-                        other => return Err(no_overload("exists_one", &[&other])),
-                    }
-                }
-                Ok(Value::Bool(count == 1))
-            }
-            MacroKind::Map | MacroKind::Filter => self.map_filter(c, &items),
-        }
-    }
-
-    /// `all` and `exists`: a decisive predicate result ends the loop; an error is remembered and
-    /// returned only if no decisive result comes, as in CEL's `&&`/`||` folding.
-    fn quantifier(&mut self, c: &'p Comprehension, items: &Range<'_>) -> Eval {
-        let exists = c.kind == MacroKind::Exists;
-        let per_element = if exists {
-            table::EXISTS_PER_ELEMENT
-        } else {
-            table::ALL_PER_ELEMENT
-        };
-        self.charge(table::COMPREHENSION_RESULT)?;
-        let predicate = c
-            .predicate
-            .ok_or_else(|| error("the macro needs a predicate"))?;
-        let mut first_error = None;
-        for i in 0..items.len() {
-            self.loop_tick(i)?;
-            self.charge(per_element)?;
-            match self.with_local(&c.var, items.get(i), predicate) {
-                Ok(Value::Bool(b)) if b == exists => return Ok(Value::Bool(exists)),
-                Ok(Value::Bool(_)) => {}
-                Ok(other) => {
-                    first_error.get_or_insert_with(|| no_overload(c.kind.name(), &[&other]));
-                }
-                Err(Fault::Stop(stop)) => return Err(Fault::Stop(stop)),
-                Err(e) => {
-                    first_error.get_or_insert(e);
-                }
-            }
-        }
-        match first_error {
-            Some(e) => Err(e),
-            None => Ok(Value::Bool(!exists)),
-        }
-    }
-
-    fn map_filter(&mut self, c: &'p Comprehension, items: &Range<'_>) -> Eval {
-        self.charge(table::MAP_FILTER_FIXED)?;
-        let mut out = Vec::new();
-        let mut deep = 0u64;
-        for i in 0..items.len() {
-            self.loop_tick(i)?;
-            let item = items.get(i);
-            let keep = match c.predicate {
-                Some(predicate) => match self.with_local(&c.var, item.clone(), predicate)? {
-                    Value::Bool(b) => b,
-                    other => return Err(no_overload(c.kind.name(), &[&other])),
-                },
-                None => true,
-            };
-            if !keep {
-                self.charge(table::FILTER_SKIP)?;
-                continue;
-            }
-            let element = if let Some(transform) = c.transform {
-                self.charge(table::MAP_APPEND.saturating_add(self.alloc(table::alloc_list(1))))?;
-                self.build(table::BUILT_PER_ELEMENT)?;
-                self.with_local(&c.var, item, transform)?
-            } else {
-                self.charge(table::FILTER_APPEND.saturating_add(self.alloc(table::alloc_list(1))))?;
-                self.build(table::BUILT_PER_ELEMENT)?;
-                item
-            };
-            deep = deep.saturating_add(element.deep_size()).saturating_add(1);
-            out.push(element);
-        }
-        Ok(Value::List(Arc::new(ListValue::with_deep(out, deep))))
-    }
-
-    fn with_local(&mut self, var: &'p str, value: Value, body: NodeId) -> Eval {
-        self.locals.push((var, value));
-        let result = self.eval(body);
-        self.locals.pop();
-        result
-    }
-
-    fn loop_tick(&mut self, i: usize) -> Result<(), Fault> {
-        if i % LOOP_DEADLINE_EVERY == LOOP_DEADLINE_EVERY - 1 {
-            self.meter.check_deadline()?;
-        }
-        Ok(())
     }
 }
 
@@ -473,37 +395,82 @@ fn equality_cost(a: &Value, b: &Value) -> u64 {
     }
 }
 
-/// What a comprehension iterates: the elements of a list or the keys of a map.
-enum Range<'a> {
-    List(&'a [Value]),
-    Map(&'a MapValue),
-}
-
-impl Range<'_> {
-    fn len(&self) -> usize {
-        match self {
-            Range::List(items) => items.len(),
-            Range::Map(map) => map.len(),
-        }
-    }
-
-    fn get(&self, i: usize) -> Value {
-        match self {
-            Range::List(items) => items[i].clone(),
-            Range::Map(map) => map.entries()[i].0.to_value(),
-        }
-    }
-}
-
-/// `value.field` on a map (the event is a map too).
+/// `value.field` on a map (the event is a map too); on an optional, `value.?field`.
 pub(crate) fn select(value: &Value, field: &str) -> Eval {
     match value {
         Value::Map(map) => map
             .get_str(field)
             .cloned()
             .ok_or_else(|| error(format!("no such key: {field}"))),
+        Value::Optional(_) => opt_select(value, field),
         other => Err(error(format!(
             "type {} does not support field selection",
+            other.type_value().name()
+        ))),
+    }
+}
+
+/// `value.?field`: an optional of the field of a map, none when the key is absent; through an
+/// optional, the same on its value (none stays none).
+fn opt_select(value: &Value, field: &str) -> Eval {
+    match value {
+        Value::Map(map) => Ok(Value::Optional(map.get_str(field).cloned().map(Arc::new))),
+        Value::Optional(None) => Ok(Value::Optional(None)),
+        Value::Optional(Some(inner)) => opt_select(inner, field),
+        other => Err(error(format!(
+            "type {} does not support field selection",
+            other.type_value().name()
+        ))),
+    }
+}
+
+/// `has(value.field)`: whether a map has the key; an empty optional has no fields.
+fn has(value: &Value, field: &str) -> Eval {
+    match value {
+        Value::Map(map) => Ok(Value::Bool(map.get_str(field).is_some())),
+        Value::Optional(None) => Ok(Value::Bool(false)),
+        Value::Optional(Some(inner)) => has(inner, field),
+        other => Err(error(format!(
+            "has() does not apply to a value of type {}",
+            other.type_value().name()
+        ))),
+    }
+}
+
+/// `value[?key]`: an optional of the element or entry, none when the index is out of range or
+/// the key absent; through an optional, the same on its value.
+fn opt_index(base: &Value, key: &Value) -> Eval {
+    match base {
+        Value::Optional(None) => Ok(Value::Optional(None)),
+        Value::Optional(Some(inner)) => opt_index(inner, key),
+        Value::List(_) | Value::Map(_) => match index_value(base, key) {
+            Ok(v) => Ok(Value::optional_of(v)),
+            Err(Fault::Error(_)) if absent(base, key) => Ok(Value::Optional(None)),
+            Err(e) => Err(e),
+        },
+        _ => Err(no_overload("_[?_]", &[base, key])),
+    }
+}
+
+/// Whether `base[key]` failed because the index or key is not there (rather than because the
+/// key has the wrong type).
+fn absent(base: &Value, key: &Value) -> bool {
+    match base {
+        Value::List(_) => matches!(key, Value::Int(_) | Value::Uint(_) | Value::Double(_)),
+        Value::Map(_) => matches!(
+            key,
+            Value::Bool(_) | Value::Int(_) | Value::Uint(_) | Value::Double(_) | Value::String(_)
+        ),
+        _ => false,
+    }
+}
+
+/// The value of an optional element or entry (`[?x]`, `{?k: v}`), if it has one.
+fn present(value: Value) -> Result<Option<Value>, Fault> {
+    match value {
+        Value::Optional(inner) => Ok(inner.map(|v| (*v).clone())),
+        other => Err(error(format!(
+            "an optional element or entry must be an optional, not {}",
             other.type_value().name()
         ))),
     }

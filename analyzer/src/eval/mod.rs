@@ -13,11 +13,16 @@
 pub mod base64;
 mod bulk;
 mod event;
+mod format;
 mod functions;
 mod interp;
 mod json;
+mod lists;
+mod loops;
 mod map;
 pub mod meter;
+mod optional;
+mod strings;
 pub mod time;
 mod value;
 
@@ -124,6 +129,9 @@ pub struct Program {
     regexes: Vec<Option<Arc<CelRegex>>>,
     /// For a select chain `a.b.c` rooted in an identifier: the dotted name and the root ident.
     qualified: Vec<Option<(Box<str>, NodeId)>>,
+    /// For a namespaced call (`optional.of(x)`, parsed as `of` on `optional`): its qualified
+    /// name.
+    namespaced: Vec<Option<Box<str>>>,
 }
 
 impl Program {
@@ -133,6 +141,7 @@ impl Program {
         let mut consts = vec![None; n];
         let mut regexes = vec![None; n];
         let mut qualified: Vec<Option<(Box<str>, NodeId)>> = vec![None; n];
+        let mut namespaced: Vec<Option<Box<str>>> = vec![None; n];
         let mut depth = vec![0u32; n];
         let mut diagnostics = Vec::new();
         for (i, node) in ast.nodes().iter().enumerate() {
@@ -163,6 +172,12 @@ impl Program {
                             .as_ref()
                             .map(|(q, root)| (format!("{q}.{field}").into(), *root)),
                     };
+                }
+                ExprKind::Call {
+                    function, target, ..
+                } if crate::check::namespaced(&ast, *target, function).is_some() => {
+                    namespaced[i] =
+                        crate::check::namespaced(&ast, *target, function).map(Into::into);
                 }
                 ExprKind::Call {
                     function,
@@ -199,6 +214,7 @@ impl Program {
             consts,
             regexes,
             qualified,
+            namespaced,
         })
     }
 

@@ -55,7 +55,10 @@ impl B {
         })
     }
     fn list(&mut self, items: Vec<NodeId>) -> NodeId {
-        self.push(ExprKind::List(items))
+        self.push(ExprKind::List {
+            items,
+            optional_indices: Vec::new(),
+        })
     }
     fn macro_(
         &mut self,
@@ -70,6 +73,7 @@ impl B {
             range,
             var: var.into(),
             var_span: Span::default(),
+            var2: None,
             predicate,
             transform,
         })))

@@ -1,6 +1,7 @@
 //! Timestamps and durations: RFC 3339 and `1h2m3.5s` parsing and formatting, range-checked
 //! arithmetic, and the calendar accessors (`getFullYear`, `getHours`, …) in UTC, a fixed offset or
-//! an IANA time zone.
+//! an IANA time zone. The calendar itself (dates of day counts, validity of dates, weekdays) is
+//! chrono's, the one calendar of the workspace.
 //!
 //! Timestamps span CEL's range, 0001-01-01T00:00:00Z to 9999-12-31T23:59:59.999999999Z; durations
 //! are signed 64-bit nanosecond counts (about ±292 years), as in cel-go. Every operation that could
@@ -8,7 +9,7 @@
 
 use std::fmt;
 
-use chrono::{Offset, TimeZone};
+use chrono::{Datelike, NaiveDate, Offset, TimeZone, Timelike};
 
 use super::value::brief_quoted;
 
@@ -46,6 +47,12 @@ fn range_error() -> TimeError {
 }
 
 impl Timestamp {
+    /// The earliest timestamp, 0001-01-01T00:00:00Z (cel-go's zero timestamp).
+    pub const MIN: Timestamp = Timestamp {
+        secs: MIN_SECONDS,
+        nanos: 0,
+    };
+
     /// A timestamp from seconds and nanoseconds since the epoch, if in range.
     pub fn new(secs: i64, nanos: u32) -> Result<Timestamp, TimeError> {
         if !(MIN_SECONDS..=MAX_SECONDS).contains(&secs) || nanos >= 1_000_000_000 {
@@ -65,16 +72,18 @@ impl Timestamp {
             .ok_or_else(|| TimeError(format!("cannot parse timestamp {}", brief_quoted(text))))?
     }
 
-    /// Formats as RFC 3339 in UTC with as few fraction digits as needed (0, 3, 6 or 9).
+    /// Formats as RFC 3339 in UTC with as few fraction digits as needed (trailing zeros
+    /// dropped, as Go's `RFC3339Nano`).
     pub fn to_rfc3339(self) -> String {
-        let days = self.secs.div_euclid(86_400);
-        let rem = self.secs.rem_euclid(86_400);
-        let (year, month, day) = civil_from_days(days);
+        let t = civil(self.secs);
         let mut out = format!(
-            "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}",
-            rem / 3600,
-            rem / 60 % 60,
-            rem % 60
+            "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}",
+            t.year(),
+            t.month(),
+            t.day(),
+            t.hour(),
+            t.minute(),
+            t.second()
         );
         push_fraction(&mut out, self.nanos);
         out.push('Z');
@@ -117,20 +126,16 @@ impl Timestamp {
             None => 0,
             Some(name) => zone_offset(name, self.secs)?,
         };
-        let local = self.secs + offset;
-        let days = local.div_euclid(86_400);
-        let rem = local.rem_euclid(86_400);
-        let (year, month, day) = civil_from_days(days);
-        let day_of_year = days - days_from_civil(year, 1, 1);
+        let t = civil(self.secs + offset);
         Ok(Fields {
-            year,
-            month,
-            day,
-            day_of_week: (days + 4).rem_euclid(7),
-            day_of_year,
-            hours: rem / 3600,
-            minutes: rem / 60 % 60,
-            seconds: rem % 60,
+            year: i64::from(t.year()),
+            month: i64::from(t.month()),
+            day: i64::from(t.day()),
+            day_of_week: i64::from(t.weekday().num_days_from_sunday()),
+            day_of_year: i64::from(t.ordinal0()),
+            hours: i64::from(t.hour()),
+            minutes: i64::from(t.minute()),
+            seconds: i64::from(t.second()),
             millis: i64::from(self.nanos / 1_000_000),
         })
     }
@@ -237,53 +242,28 @@ fn parse_rfc3339(s: &[u8]) -> Option<Result<Timestamp, TimeError>> {
         [b'+' | b'-', ..] => parse_fixed_offset(rest)?,
         _ => return None,
     };
-    if !(1..=12).contains(&month) || day < 1 || day > days_in_month(year, month) {
-        return None;
-    }
     if hour > 23 || minute > 59 || second > 59 {
         return None;
     }
-    let secs =
-        days_from_civil(year, month, day) * 86_400 + hour * 3600 + minute * 60 + second - offset;
+    let date = NaiveDate::from_ymd_opt(
+        i32::try_from(year).ok()?,
+        u32::try_from(month).ok()?,
+        u32::try_from(day).ok()?,
+    )?;
+    let days = i64::from(date.num_days_from_ce()) - UNIX_EPOCH_DAYS_FROM_CE;
+    let secs = days * 86_400 + hour * 3600 + minute * 60 + second - offset;
     Some(Timestamp::new(secs, nanos))
 }
 
-fn is_leap(year: i64) -> bool {
-    (year % 4 == 0 && year % 100 != 0) || year % 400 == 0
-}
+/// Days from 0001-01-01 (day 1 of the common era) to 1970-01-01.
+const UNIX_EPOCH_DAYS_FROM_CE: i64 = 719_163;
 
-fn days_in_month(year: i64, month: i64) -> i64 {
-    match month {
-        2 if is_leap(year) => 29,
-        2 => 28,
-        4 | 6 | 9 | 11 => 30,
-        _ => 31,
-    }
-}
-
-/// Days since 1970-01-01 of a proleptic Gregorian date (the classic era-based algorithm).
-fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
-    let y = if month <= 2 { year - 1 } else { year };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (month + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + day - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
-}
-
-/// The date of a day count since 1970-01-01.
-fn civil_from_days(days: i64) -> (i64, i64, i64) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    (year, month, day)
+/// The UTC calendar date and time of `secs` seconds since the epoch. Every instant in CEL's
+/// range (and a day either side, where a zone offset may take it) is within chrono's.
+fn civil(secs: i64) -> chrono::NaiveDateTime {
+    chrono::DateTime::from_timestamp(secs, 0)
+        .map(|t| t.naive_utc())
+        .unwrap_or_default()
 }
 
 fn push_fraction(out: &mut String, nanos: u32) {

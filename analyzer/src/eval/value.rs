@@ -44,6 +44,8 @@ pub enum Value {
     Duration(Duration),
     /// A type value, such as the result of `type(x)` or the identifier `int`.
     Type(TypeValue),
+    /// `optional_type`: a value, or none (the `optional` extension).
+    Optional(Option<Arc<Value>>),
 }
 
 /// The elements of a list value, with their deep size.
@@ -71,6 +73,11 @@ impl ListValue {
     /// The elements.
     pub fn items(&self) -> &[Value] {
         &self.items
+    }
+
+    /// The deep size of the elements together (see [`Value::deep_size`]).
+    pub(crate) fn deep(&self) -> u64 {
+        self.deep
     }
 }
 
@@ -115,6 +122,8 @@ pub enum TypeValue {
     Timestamp,
     /// `google.protobuf.Duration`.
     Duration,
+    /// `optional_type`.
+    Optional,
 }
 
 impl TypeValue {
@@ -133,6 +142,7 @@ impl TypeValue {
             TypeValue::Type => "type",
             TypeValue::Timestamp => "google.protobuf.Timestamp",
             TypeValue::Duration => "google.protobuf.Duration",
+            TypeValue::Optional => "optional_type",
         }
     }
 
@@ -151,6 +161,7 @@ impl TypeValue {
             "type" => TypeValue::Type,
             "google.protobuf.Timestamp" => TypeValue::Timestamp,
             "google.protobuf.Duration" => TypeValue::Duration,
+            "optional_type" => TypeValue::Optional,
             _ => return None,
         })
     }
@@ -233,7 +244,13 @@ impl Value {
             Value::Timestamp(_) => TypeValue::Timestamp,
             Value::Duration(_) => TypeValue::Duration,
             Value::Type(_) => TypeValue::Type,
+            Value::Optional(_) => TypeValue::Optional,
         }
+    }
+
+    /// An optional holding `value`.
+    pub fn optional_of(value: Value) -> Value {
+        Value::Optional(Some(Arc::new(value)))
     }
 
     /// The size the cost table uses: bytes of a string or bytes value, elements of a list,
@@ -260,6 +277,11 @@ impl Value {
             (Value::Timestamp(a), Value::Timestamp(b)) => a == b,
             (Value::Duration(a), Value::Duration(b)) => a == b,
             (Value::Type(a), Value::Type(b)) => a == b,
+            (Value::Optional(a), Value::Optional(b)) => match (a, b) {
+                (None, None) => true,
+                (Some(x), Some(y)) => x.cel_eq(y),
+                _ => false,
+            },
             (Value::List(a), Value::List(b)) => {
                 a.len() == b.len() && a.iter().zip(b.iter()).all(|(x, y)| x.cel_eq(y))
             }
@@ -352,6 +374,8 @@ impl fmt::Display for Value {
             Value::Timestamp(t) => write!(f, "timestamp({:?})", t.to_rfc3339()),
             Value::Duration(d) => write!(f, "duration({:?})", d.to_string()),
             Value::Type(t) => f.write_str(t.name()),
+            Value::Optional(None) => f.write_str("optional.none()"),
+            Value::Optional(Some(v)) => write!(f, "optional.of({v})"),
         }
     }
 }
@@ -410,6 +434,9 @@ impl Value {
             Value::Timestamp(t) => serde_json::Value::String(t.to_rfc3339()),
             Value::Duration(d) => serde_json::Value::String(d.to_string()),
             Value::Type(t) => serde_json::Value::String(t.name().to_owned()),
+            // JSON has no optionals: a value stands for itself, none for null.
+            Value::Optional(None) => serde_json::Value::Null,
+            Value::Optional(Some(v)) => v.to_json(),
         }
     }
 }

@@ -6,9 +6,11 @@
 //! the last node. Later passes (checker, estimator) keep per-node data in side tables indexed by
 //! the same id, which keeps the tree itself immutable and cheap to share.
 //!
-//! Macros (`has`, `all`, `exists`, `exists_one`, `map`, `filter`) are first-class nodes rather
-//! than cel-go's expanded comprehensions: the estimator and the diagnostics reason about the
-//! macro the user wrote, not about an accumulator they never saw.
+//! Macros (`has`, `all`, `exists`, `exists_one`, `map`, `filter`, their two-variable forms,
+//! `transformList`, `transformMap`, `transformMapEntry`, `sortBy`, `optMap`, `optFlatMap`) are
+//! first-class nodes rather than cel-go's expanded comprehensions: the estimator and the
+//! diagnostics reason about the macro the user wrote, not about an accumulator they never saw.
+//! Optional syntax (`a.?b`, `a[?i]`, `[?x]`, `{?k: v}`) is first-class too.
 
 use std::fmt;
 
@@ -139,6 +141,16 @@ pub enum ExprKind {
         /// Span of the field name as written (backticks included).
         field_span: Span,
     },
+    /// An optional field selection `operand.?field`: an optional of the field's value, empty
+    /// when the field or key is absent.
+    OptSelect {
+        /// The selected-from expression.
+        operand: NodeId,
+        /// The field name.
+        field: Box<str>,
+        /// Span of the field name as written (backticks included).
+        field_span: Span,
+    },
     /// The presence test `has(operand.field)`.
     Has {
         /// The selected-from expression.
@@ -191,8 +203,22 @@ pub enum ExprKind {
         /// The index or key.
         index: NodeId,
     },
-    /// A list literal `[a, b]`.
-    List(Vec<NodeId>),
+    /// An optional index `operand[?index]`: an optional of the element, empty when the index or
+    /// key is absent.
+    OptIndex {
+        /// The indexed list or map.
+        operand: NodeId,
+        /// The index or key.
+        index: NodeId,
+    },
+    /// A list literal `[a, ?b]`.
+    List {
+        /// The elements in order.
+        items: Vec<NodeId>,
+        /// Positions (ascending) of the elements written `?x`: optionals whose value is added
+        /// only when present.
+        optional_indices: Vec<u32>,
+    },
     /// A map literal `{k: v}`.
     Map(Vec<MapEntry>),
     /// A message literal `T{f: v}`.
@@ -212,6 +238,7 @@ impl ExprKind {
         match self {
             ExprKind::Literal(_) | ExprKind::Ident { .. } => {}
             ExprKind::Select { operand, .. }
+            | ExprKind::OptSelect { operand, .. }
             | ExprKind::Has { operand, .. }
             | ExprKind::Unary { operand, .. } => f(*operand),
             ExprKind::Call { target, args, .. } => {
@@ -231,11 +258,11 @@ impl ExprKind {
                 f(*then);
                 f(*otherwise);
             }
-            ExprKind::Index { operand, index } => {
+            ExprKind::Index { operand, index } | ExprKind::OptIndex { operand, index } => {
                 f(*operand);
                 f(*index);
             }
-            ExprKind::List(items) => items.iter().copied().for_each(f),
+            ExprKind::List { items, .. } => items.iter().copied().for_each(f),
             ExprKind::Map(entries) => entries.iter().for_each(|e| {
                 f(e.key);
                 f(e.value);
@@ -350,13 +377,16 @@ impl UnaryOp {
     }
 }
 
-/// One `key: value` entry of a map literal.
+/// One `key: value` (or `?key: value`) entry of a map literal.
 #[derive(Clone, Debug, PartialEq)]
 pub struct MapEntry {
     /// The key expression.
     pub key: NodeId,
     /// The value expression.
     pub value: NodeId,
+    /// Written `?key: value`: the value is an optional and the entry is added only when it is
+    /// present.
+    pub optional: bool,
 }
 
 /// One `field: value` initialiser of a message literal.
@@ -368,6 +398,8 @@ pub struct FieldInit {
     pub name_span: Span,
     /// The value expression.
     pub value: NodeId,
+    /// Written `?name: value`: the field is set only when the optional value is present.
+    pub optional: bool,
 }
 
 /// Which comprehension macro.
@@ -383,6 +415,20 @@ pub enum MacroKind {
     Map,
     /// `range.filter(x, predicate)`.
     Filter,
+    /// `range.transformList(i, v, [predicate,] transform)`: a list of the transformed entries.
+    TransformList,
+    /// `range.transformMap(k, v, [predicate,] transform)`: a map from the same keys (list
+    /// indices) to the transformed values.
+    TransformMap,
+    /// `range.transformMapEntry(k, v, [predicate,] transform)`: a map merged from the one-entry
+    /// maps the transform builds; a repeated key is an error.
+    TransformMapEntry,
+    /// `list.sortBy(x, key)`: the list sorted by the key each element maps to.
+    SortBy,
+    /// `opt.optMap(x, transform)`: an optional of the transformed value, empty when `opt` is.
+    OptMap,
+    /// `opt.optFlatMap(x, transform)`: the transform's optional, empty when `opt` is.
+    OptFlatMap,
 }
 
 impl MacroKind {
@@ -394,24 +440,45 @@ impl MacroKind {
             MacroKind::ExistsOne => "exists_one",
             MacroKind::Map => "map",
             MacroKind::Filter => "filter",
+            MacroKind::TransformList => "transformList",
+            MacroKind::TransformMap => "transformMap",
+            MacroKind::TransformMapEntry => "transformMapEntry",
+            MacroKind::SortBy => "sortBy",
+            MacroKind::OptMap => "optMap",
+            MacroKind::OptFlatMap => "optFlatMap",
         }
+    }
+
+    /// Whether the macro's result is a bool that may stop iterating early or not at all.
+    pub fn is_quantifier(self) -> bool {
+        matches!(
+            self,
+            MacroKind::All | MacroKind::Exists | MacroKind::ExistsOne
+        )
     }
 }
 
-/// A comprehension macro over a list (its elements) or a map (its keys).
+/// A comprehension macro over a list (its elements) or a map (its keys); with two variables,
+/// over a list's indices and elements or a map's keys and values. `optMap` and `optFlatMap`
+/// "iterate" over an optional: at most once, over its value.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Comprehension {
     /// Which macro.
     pub kind: MacroKind,
-    /// The iterated list or map.
+    /// The iterated list, map or optional.
     pub range: NodeId,
-    /// The iteration variable.
+    /// The iteration variable: the element or key, or, with two variables, the index or key.
     pub var: Box<str>,
     /// Span of the iteration variable.
     pub var_span: Span,
-    /// The predicate: present for `all`, `exists`, `exists_one`, `filter` and three-argument `map`.
+    /// The second variable of a two-variable comprehension (the list element or map value),
+    /// with its span.
+    pub var2: Option<(Box<str>, Span)>,
+    /// The predicate: present for `all`, `exists`, `exists_one`, `filter`, and for the
+    /// filtering forms of `map` and the `transform…` macros.
     pub predicate: Option<NodeId>,
-    /// The transform: present for `map` only.
+    /// The transform: present for `map`, the `transform…` macros, `sortBy` (its key),
+    /// `optMap` and `optFlatMap`.
     pub transform: Option<NodeId>,
 }
 

@@ -1,7 +1,8 @@
 //! The CEL parser: precedence climbing over the token stream, building the node arena bottom-up
 //! with the span of every whole sub-expression.
 //!
-//! The grammar is CEL.g4 without optional syntax. Operator precedence, lowest first: the
+//! The grammar is CEL.g4, optional syntax included (`a.?b`, `a[?i]`, `[?x]`, `{?k: v}`,
+//! `T{?f: v}`; whether an environment allows it is the checker's business). Operator precedence, lowest first: the
 //! conditional `? :` (right-associative; its middle operand may not itself be a conditional
 //! without parentheses), `||`, `&&`, the relations `< <= >= > == != in`, `+ -`, `* / %`, the
 //! prefix runs `!…` and `-…` (which apply to a member expression, so `-!a` is refused), and the
@@ -23,9 +24,7 @@
 //!   with no token, or a misused macro (`has(x)`, `l.all(x.y, p)`);
 //! - `invalid-literal`: a literal that lexes but does not decode (bad escape, out-of-range int);
 //! - `reserved-word`: a reserved word (`if`, `as`, `while`, …) used as an identifier or a
-//!   global function name (they are allowed as field and member-function names);
-//! - `unsupported-syntax`: optional syntax (`a.?b`, `a[?0]`, `[?x]`, `{?k: v}`), which the
-//!   hosts we check do not enable.
+//!   global function name (they are allowed as field and member-function names).
 
 mod compound;
 mod support;
@@ -83,6 +82,7 @@ pub fn parse(source: &str, options: &ParseOptions) -> Result<Ast, Vec<Diagnostic
         fatal: false,
         closers: Vec::new(),
         scratch: Vec::new(),
+        optional_scratch: Vec::new(),
         field_scratch: Vec::new(),
         orphans: false,
     };
@@ -190,6 +190,9 @@ struct Parser<'s> {
     /// Items of the bracketed lists being parsed, innermost last; a list takes its own off
     /// the top when it closes (no allocation per list while parsing, and small frames).
     scratch: Vec<NodeId>,
+    /// Whether each element or entry of the lists and maps being parsed was marked `?`, in step
+    /// with `scratch` (one flag per list element, one per map entry).
+    optional_scratch: Vec<bool>,
     /// Field initialisers of the message literals being parsed, likewise.
     field_scratch: Vec<super::FieldInit>,
     /// Whether a macro dropped a node it had parsed (the `has` argument, a comprehension's

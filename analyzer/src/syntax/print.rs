@@ -32,6 +32,11 @@ fn write_node(ast: &Ast, id: NodeId, out: &mut String) {
             out.push('.');
             write_field(field, out);
         }
+        ExprKind::OptSelect { operand, field, .. } => {
+            member_operand(ast, *operand, out);
+            out.push_str(".?");
+            write_field(field, out);
+        }
         ExprKind::Has { operand, field, .. } => {
             out.push_str("has(");
             member_operand(ast, *operand, out);
@@ -76,18 +81,39 @@ fn write_node(ast: &Ast, id: NodeId, out: &mut String) {
             write_node(ast, *otherwise, out);
             out.push(')');
         }
-        ExprKind::Index { operand, index } => {
+        ExprKind::Index { operand, index } | ExprKind::OptIndex { operand, index } => {
             member_operand(ast, *operand, out);
             out.push('[');
+            if matches!(ast.kind(id), ExprKind::OptIndex { .. }) {
+                out.push('?');
+            }
             write_node(ast, *index, out);
             out.push(']');
         }
-        ExprKind::List(items) => write_list(ast, items, '[', ']', out),
+        ExprKind::List {
+            items,
+            optional_indices,
+        } => {
+            out.push('[');
+            for (i, &item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                if optional_indices.contains(&(i as u32)) {
+                    out.push('?');
+                }
+                write_node(ast, item, out);
+            }
+            out.push(']');
+        }
         ExprKind::Map(entries) => {
             out.push('{');
             for (i, entry) in entries.iter().enumerate() {
                 if i > 0 {
                     out.push_str(", ");
+                }
+                if entry.optional {
+                    out.push('?');
                 }
                 write_node(ast, entry.key, out);
                 out.push_str(": ");
@@ -101,6 +127,9 @@ fn write_node(ast: &Ast, id: NodeId, out: &mut String) {
             for (i, field) in fields.iter().enumerate() {
                 if i > 0 {
                     out.push_str(", ");
+                }
+                if field.optional {
+                    out.push('?');
                 }
                 write_field(&field.name, out);
                 out.push_str(": ");
@@ -117,6 +146,10 @@ fn write_node(ast: &Ast, id: NodeId, out: &mut String) {
             });
             out.push('(');
             out.push_str(&c.var);
+            if let Some((var2, _)) = &c.var2 {
+                out.push_str(", ");
+                out.push_str(var2);
+            }
             for part in [c.predicate, c.transform].into_iter().flatten() {
                 out.push_str(", ");
                 write_node(ast, part, out);

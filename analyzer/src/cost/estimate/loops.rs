@@ -173,6 +173,13 @@ impl<'a> Walker<'a> {
                 ),
                 pred.min.saturating_add(table::FILTER_SKIP),
             ),
+            // Not priced yet: an unbounded estimate keeps the bound sound.
+            MacroKind::TransformList
+            | MacroKind::TransformMap
+            | MacroKind::TransformMapEntry
+            | MacroKind::SortBy
+            | MacroKind::OptMap
+            | MacroKind::OptFlatMap => (0, Poly::constant(UNBOUNDED), 0),
         };
         let body = self.sum(&per, &plan);
         // `all` and `exists` may stop after their first element unless the predicate is a

@@ -26,16 +26,24 @@ enum Item {
 impl<'s> Parser<'s> {
     pub(super) fn select_or_call(&mut self, operand: NodeId) -> NodeId {
         self.bump();
-        self.optional_marker("`.?` (optional field selection)");
+        let optional = self.at(TokenKind::Question);
+        if optional {
+            self.bump();
+        }
         let name = self.peek();
         match name.kind {
+            TokenKind::Ident if !optional && self.peek_at(1).kind == TokenKind::LParen => {
+                self.bump();
+                self.member_call(operand, name)
+            }
             TokenKind::Ident if self.peek_at(1).kind == TokenKind::LParen => {
+                self.optional_call(name);
                 self.bump();
                 self.member_call(operand, name)
             }
             TokenKind::Ident | TokenKind::EscIdent => {
                 self.bump();
-                self.select_node(operand, name)
+                self.select_node(operand, name, optional)
             }
             _ => {
                 self.missing_field(name);
@@ -52,18 +60,36 @@ impl<'s> Parser<'s> {
         }
     }
 
-    fn select_node(&mut self, operand: NodeId, name: Token) -> NodeId {
-        let field = self.field_name(name);
+    fn optional_call(&mut self, name: Token) {
+        self.report(
+            Diagnostic::error(
+                "cel-syntax",
+                name.span,
+                "`.?` selects a field; it cannot call a function",
+            )
+            .with_label("called after `.?`")
+            .with_help("select with `a.?field`, or call with `a.f(…)`"),
+        );
+    }
+
+    fn select_node(&mut self, operand: NodeId, name: Token, optional: bool) -> NodeId {
+        let field = self.field_name(name).into();
         let span = self.span(operand).to(name.span);
-        self.push(
+        let field_span = name.span;
+        let kind = if optional {
+            ExprKind::OptSelect {
+                operand,
+                field,
+                field_span,
+            }
+        } else {
             ExprKind::Select {
                 operand,
-                field: field.into(),
-                field_span: name.span,
-            },
-            span,
-            &[operand],
-        )
+                field,
+                field_span,
+            }
+        };
+        self.push(kind, span, &[operand])
     }
 
     fn missing_field(&mut self, name: Token) {
@@ -97,35 +123,33 @@ impl<'s> Parser<'s> {
 
     pub(super) fn index(&mut self, operand: NodeId) -> NodeId {
         self.bump();
-        self.optional_marker("`[?` (optional index)");
+        let optional = self.optional_marker();
         self.closers.push(Closer::Index);
         let index = self.expr();
         self.closers.pop();
-        self.index_node(operand, index)
+        self.index_node(operand, index, optional)
     }
 
-    fn index_node(&mut self, operand: NodeId, index: NodeId) -> NodeId {
+    fn index_node(&mut self, operand: NodeId, index: NodeId, optional: bool) -> NodeId {
         let close = self.expect(TokenKind::RBracket, Some("close the index with `]`"));
         let end = close.unwrap_or(self.span(index));
         let span = self.span(operand).to(end);
-        self.push(ExprKind::Index { operand, index }, span, &[operand, index])
+        let kind = if optional {
+            ExprKind::OptIndex { operand, index }
+        } else {
+            ExprKind::Index { operand, index }
+        };
+        self.push(kind, span, &[operand, index])
     }
 
-    /// Reports and skips the `?` of optional syntax, which is then parsed as if absent.
-    fn optional_marker(&mut self, what: &str) {
-        if !self.at(TokenKind::Question) {
-            return;
+    /// Consumes the `?` that marks optional syntax (`a[?i]`, `[?x]`, `{?k: v}`, `T{?f: v}`);
+    /// whether one was there.
+    fn optional_marker(&mut self) -> bool {
+        let optional = self.at(TokenKind::Question);
+        if optional {
+            self.bump();
         }
-        let token = self.bump();
-        self.report(
-            Diagnostic::error(
-                "unsupported-syntax",
-                token.span,
-                format!("optional syntax {what} is not supported"),
-            )
-            .with_label("optional marker")
-            .with_help("remove the `?`; test presence with `has(…)` or `in` instead"),
-        );
+        optional
     }
 
     // ---- comma-separated lists ------------------------------------------------------------
@@ -164,12 +188,14 @@ impl<'s> Parser<'s> {
                 self.scratch.push(id);
             }
             Item::Element => {
-                self.optional_marker("`[?x]` (optional list element)");
+                let optional = self.optional_marker();
+                self.optional_scratch.push(optional);
                 let id = self.expr();
                 self.scratch.push(id);
             }
             Item::Entry => {
-                self.optional_marker("`{?k: v}` (optional map entry)");
+                let optional = self.optional_marker();
+                self.optional_scratch.push(optional);
                 let key = self.expr();
                 self.scratch.push(key);
                 self.expect(
@@ -184,7 +210,7 @@ impl<'s> Parser<'s> {
     }
 
     fn field(&mut self) {
-        self.optional_marker("`T{?f: v}` (optional field)");
+        let optional = self.optional_marker();
         let name = self.peek();
         if !matches!(name.kind, TokenKind::Ident | TokenKind::EscIdent) {
             self.missing_field_name(name);
@@ -193,7 +219,7 @@ impl<'s> Parser<'s> {
         self.bump();
         self.expect_field_colon();
         let value = self.expr();
-        self.push_field(name, value);
+        self.push_field(name, value, optional);
     }
 
     fn missing_field_name(&mut self, name: Token) {
@@ -213,11 +239,12 @@ impl<'s> Parser<'s> {
         );
     }
 
-    fn push_field(&mut self, name: Token, value: NodeId) {
+    fn push_field(&mut self, name: Token, value: NodeId, optional: bool) {
         let field = FieldInit {
             name: self.field_name(name).into(),
             name_span: name.span,
             value,
+            optional,
         };
         self.field_scratch.push(field);
     }
@@ -279,31 +306,45 @@ impl<'s> Parser<'s> {
 
     pub(super) fn list(&mut self) -> NodeId {
         let open = self.bump().span;
-        let mark = self.scratch.len();
+        let mark = (self.scratch.len(), self.optional_scratch.len());
         let close = self.delimited(TokenKind::RBracket, Closer::List, Item::Element);
         self.list_node(open, close, mark)
     }
 
-    fn list_node(&mut self, open: Span, close: Option<Span>, mark: usize) -> NodeId {
-        let items: Vec<NodeId> = self.scratch.drain(mark..).collect();
+    fn list_node(&mut self, open: Span, close: Option<Span>, mark: (usize, usize)) -> NodeId {
+        let items: Vec<NodeId> = self.scratch.drain(mark.0..).collect();
+        // One flag per element, pushed in step with the elements themselves.
+        let optional_indices = self
+            .optional_scratch
+            .drain(mark.1..)
+            .enumerate()
+            .filter_map(|(i, optional)| optional.then_some(i as u32))
+            .collect();
         let span = open.to(close.unwrap_or_else(|| self.peek().span));
-        self.push(ExprKind::List(items.clone()), span, &items)
+        let kind = ExprKind::List {
+            items: items.clone(),
+            optional_indices,
+        };
+        self.push(kind, span, &items)
     }
 
     pub(super) fn map(&mut self) -> NodeId {
         let open = self.bump().span;
-        let mark = self.scratch.len();
+        let mark = (self.scratch.len(), self.optional_scratch.len());
         let close = self.delimited(TokenKind::RBrace, Closer::Brace, Item::Entry);
         self.map_node(open, close, mark)
     }
 
-    fn map_node(&mut self, open: Span, close: Option<Span>, mark: usize) -> NodeId {
-        let ids: Vec<NodeId> = self.scratch.drain(mark..).collect();
+    fn map_node(&mut self, open: Span, close: Option<Span>, mark: (usize, usize)) -> NodeId {
+        let ids: Vec<NodeId> = self.scratch.drain(mark.0..).collect();
+        let flags: Vec<bool> = self.optional_scratch.drain(mark.1..).collect();
         let entries = ids
             .chunks_exact(2)
-            .map(|kv| MapEntry {
+            .zip(flags)
+            .map(|(kv, optional)| MapEntry {
                 key: kv[0],
                 value: kv[1],
+                optional,
             })
             .collect();
         let span = open.to(close.unwrap_or_else(|| self.peek().span));
@@ -445,15 +486,7 @@ impl<'s> Parser<'s> {
         let args: Vec<NodeId> = self.scratch.drain(mark..).collect();
         let function = self.text(name.span);
         let span = self.span(target).to(self.call_end(open, close));
-        let kind = match (function, args.len()) {
-            ("all", 2) => Some(MacroKind::All),
-            ("exists", 2) => Some(MacroKind::Exists),
-            ("exists_one" | "existsOne", 2) => Some(MacroKind::ExistsOne),
-            ("map", 2 | 3) => Some(MacroKind::Map),
-            ("filter", 2) => Some(MacroKind::Filter),
-            _ => None,
-        };
-        if let Some(kind) = kind {
+        if let Some(kind) = macro_kind(function, args.len()) {
             return self.comprehension(kind, target, &args, span);
         }
         let mut children = vec![target];
@@ -477,30 +510,29 @@ impl<'s> Parser<'s> {
         args: &[NodeId],
         span: Span,
     ) -> NodeId {
-        let var_span = self.span(args[0]);
-        let ExprKind::Ident { name, rooted } = self.kind(args[0]).clone() else {
-            self.report(
-                Diagnostic::error("cel-syntax", var_span, "argument must be a simple name")
-                    .with_label("expected a variable name")
-                    .with_help(format!(
-                        "the first argument of {}() names the iteration variable, e.g. \
-                         `list.{}(x, …)`",
-                        kind.name(),
-                        kind.name()
-                    )),
-            );
+        let two_vars = args.len() == 4 || args.len() == 3 && !matches!(kind, MacroKind::Map);
+        let Some((var, var_span)) = self.macro_variable(kind, args[0], two_vars) else {
             return self.placeholder(span);
         };
-        self.drop_node();
-        let var: Box<str> = if rooted {
-            format!(".{name}").into()
+        let var2 = if two_vars {
+            let Some((name, name_span)) = self.macro_variable(kind, args[1], true) else {
+                return self.placeholder(span);
+            };
+            if name == var {
+                self.duplicate_variable(name_span, &name);
+                return self.placeholder(span);
+            }
+            Some((name, name_span))
         } else {
-            name
+            None
         };
-        let (predicate, transform) = match (kind, args.len()) {
-            (MacroKind::Map, 2) => (None, Some(args[1])),
-            (MacroKind::Map, _) => (Some(args[1]), Some(args[2])),
-            _ => (Some(args[1]), None),
+        let body = &args[1 + usize::from(two_vars)..];
+        let (predicate, transform) = match (kind, body) {
+            (MacroKind::All | MacroKind::Exists | MacroKind::ExistsOne, [p]) => (Some(*p), None),
+            (MacroKind::Filter, [p]) => (Some(*p), None),
+            (_, [t]) => (None, Some(*t)),
+            (_, [p, t]) => (Some(*p), Some(*t)),
+            _ => (None, None),
         };
         let children: Vec<NodeId> = [Some(range), predicate, transform]
             .into_iter()
@@ -512,6 +544,7 @@ impl<'s> Parser<'s> {
                 range,
                 var,
                 var_span,
+                var2,
                 predicate,
                 transform,
             })),
@@ -519,4 +552,72 @@ impl<'s> Parser<'s> {
             &children,
         )
     }
+
+    /// The name a macro argument declares as its variable; reports anything but a simple
+    /// name. The argument's node is dropped: the variable lives in the macro node.
+    fn macro_variable(
+        &mut self,
+        kind: MacroKind,
+        arg: NodeId,
+        two_vars: bool,
+    ) -> Option<(Box<str>, Span)> {
+        let var_span = self.span(arg);
+        let ExprKind::Ident { name, rooted } = self.kind(arg).clone() else {
+            let name = kind.name();
+            let help = if two_vars {
+                format!(
+                    "the first two arguments of {name}() name its variables, e.g. \
+                     `map.{name}(k, v, …)`"
+                )
+            } else {
+                format!(
+                    "the first argument of {name}() names the iteration variable, e.g. \
+                     `list.{name}(x, …)`"
+                )
+            };
+            self.report(
+                Diagnostic::error("cel-syntax", var_span, "argument must be a simple name")
+                    .with_label("expected a variable name")
+                    .with_help(help),
+            );
+            return None;
+        };
+        self.drop_node();
+        let var: Box<str> = if rooted {
+            format!(".{name}").into()
+        } else {
+            name
+        };
+        Some((var, var_span))
+    }
+
+    fn duplicate_variable(&mut self, span: Span, name: &str) {
+        self.report(
+            Diagnostic::error(
+                "cel-syntax",
+                span,
+                format!("both variables of the comprehension are named `{name}`"),
+            )
+            .with_label("the same name again")
+            .with_help("give the index (or key) and the value different names, e.g. `(i, v, …)`"),
+        );
+    }
+}
+
+/// The macro a member call `target.function(args)` spells, by name and argument count.
+fn macro_kind(function: &str, args: usize) -> Option<MacroKind> {
+    Some(match (function, args) {
+        ("all", 2 | 3) => MacroKind::All,
+        ("exists", 2 | 3) => MacroKind::Exists,
+        ("exists_one" | "existsOne", 2 | 3) => MacroKind::ExistsOne,
+        ("map", 2 | 3) => MacroKind::Map,
+        ("filter", 2) => MacroKind::Filter,
+        ("transformList", 3 | 4) => MacroKind::TransformList,
+        ("transformMap", 3 | 4) => MacroKind::TransformMap,
+        ("transformMapEntry", 3 | 4) => MacroKind::TransformMapEntry,
+        ("sortBy", 2) => MacroKind::SortBy,
+        ("optMap", 2) => MacroKind::OptMap,
+        ("optFlatMap", 2) => MacroKind::OptFlatMap,
+        _ => return None,
+    })
 }

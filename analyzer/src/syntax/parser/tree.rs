@@ -9,6 +9,7 @@ fn remap(kind: &mut ExprKind, map: &[NodeId]) {
     match kind {
         ExprKind::Literal(_) | ExprKind::Ident { .. } => {}
         ExprKind::Select { operand, .. }
+        | ExprKind::OptSelect { operand, .. }
         | ExprKind::Has { operand, .. }
         | ExprKind::Unary { operand, .. } => m(operand),
         ExprKind::Call { target, args, .. } => {
@@ -28,11 +29,11 @@ fn remap(kind: &mut ExprKind, map: &[NodeId]) {
             m(then);
             m(otherwise);
         }
-        ExprKind::Index { operand, index } => {
+        ExprKind::Index { operand, index } | ExprKind::OptIndex { operand, index } => {
             m(operand);
             m(index);
         }
-        ExprKind::List(items) => items.iter_mut().for_each(m),
+        ExprKind::List { items, .. } => items.iter_mut().for_each(m),
         ExprKind::Map(entries) => entries.iter_mut().for_each(|e| {
             m(&mut e.key);
             m(&mut e.value);
