@@ -164,3 +164,35 @@ fn malformed_scenarios_fail_and_missing_paths_are_usage_errors() {
     let (code, _) = ozcheck(&["conformance", "no/such/dir"]);
     assert_eq!(code, 2);
 }
+
+#[test]
+fn an_adapter_that_speaks_another_protocol_version_is_refused() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = write(
+        dir.path(),
+        "s.yaml",
+        "id: t/one\nsetup: {clock: 2026-01-01T00:00:00Z}\nsteps:\n  - start_job: {job: j}\n",
+    );
+    // An adapter that answers every request as an adapter of version 2 would answer `hello`.
+    let script = dir.path().join("adapter.sh");
+    std::fs::write(
+        &script,
+        "#!/bin/sh\nn=0\nwhile read -r line; do n=$((n+1)); \
+         echo \"{\\\"seq\\\": $n, \\\"ok\\\": true, \\\"result\\\": \
+         {\\\"protocol\\\": \\\"ozcheck-conformance/2\\\"}}\"; done\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let (code, out) = ozcheck(&[
+        "conformance",
+        "--adapter",
+        &script.to_string_lossy(),
+        &scenario,
+    ]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("speaks the protocol \"ozcheck-conformance/2\", not ozcheck-conformance/1"),
+        "{out}"
+    );
+}

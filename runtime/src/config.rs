@@ -3,13 +3,13 @@
 //! plugins; here from a scenario's `setup` or the `serve` command's configuration file.
 
 use ozcheck_analyzer::EventBounds;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::filter::EvalHooks;
 
 /// Everything the runtime is configured with.
-#[derive(Clone, Debug, Default, Deserialize)]
+#[derive(Clone, Debug, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct Config {
     /// The virtual start time of a scenario (RFC 3339); ignored by the runtime itself.
@@ -92,7 +92,7 @@ impl SourceConfig {
     }
 
     /// The evaluation hooks of this source's filters and `sender` expressions. A clock step
-    /// that is not a duration is ignored here; [`Config::check`] refuses it.
+    /// that is not a duration is ignored here; [`crate::configure::check`] refuses it.
     pub fn hooks(&self) -> EvalHooks {
         EvalHooks {
             cost_limit: self.eval_cost_limit,
@@ -105,7 +105,7 @@ impl SourceConfig {
 }
 
 /// How a source's deliveries become events.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum SourceKind {
     /// GitHub webhooks: `X-GitHub-Event`, `X-GitHub-Delivery`, `X-Hub-Signature-256`.
@@ -115,7 +115,7 @@ pub enum SourceKind {
 }
 
 /// One event source.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct SourceConfig {
     /// Its name, as waits and triggers refer to it.
@@ -150,7 +150,7 @@ pub struct SourceConfig {
 }
 
 /// JSON pointers (RFC 6901) into a delivery's body, one per event field.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct JsonMapping {
     /// The event id (string or number), required.
@@ -182,7 +182,7 @@ impl Default for JsonMapping {
 }
 
 /// A routine with event triggers.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct Routine {
     /// Its name.
@@ -196,7 +196,7 @@ pub struct Routine {
 }
 
 /// A routine's limits.
-#[derive(Clone, Debug, Default, Deserialize)]
+#[derive(Clone, Debug, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct Limits {
     /// Most fires in any hour.
@@ -205,7 +205,7 @@ pub struct Limits {
 }
 
 /// One named trigger of a routine.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct RoutineTrigger {
     /// The trigger's name.
@@ -215,7 +215,7 @@ pub struct RoutineTrigger {
 }
 
 /// An event trigger: which events fire it.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct EventTrigger {
     /// The source.
@@ -235,7 +235,7 @@ pub struct EventTrigger {
 }
 
 /// A flow with an event trigger.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct Flow {
     /// Its name.
@@ -248,7 +248,7 @@ pub struct Flow {
 }
 
 /// A flow's trigger.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct FlowTrigger {
     /// The event it fires on.
@@ -256,7 +256,7 @@ pub struct FlowTrigger {
 }
 
 /// One flow step: a `wait_for_event` or an `approval`, maybe guarded by `when`.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct FlowStep {
     /// The step id.
@@ -273,7 +273,7 @@ pub struct FlowStep {
 }
 
 /// An approval step: a person is asked, with `details` rendered from the templates in it.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct Approval {
     /// The text shown, which may hold `${{ … }}`.

@@ -21,7 +21,7 @@ use crate::index::ArmedWait;
 use crate::log::LogRing;
 use crate::model::{AuditRecord, Event, Job, Since, StoredEvent, Wait, WaitSpec, WaitState};
 use crate::routes::{Routes, Routing};
-use crate::store::{Candidate, Claim, Received, Store, StoreError};
+use crate::store::{Candidate, Claim, Received, Store, StoreError, WaitInsert};
 use crate::triggers::Triggers;
 
 /// A wait left the `open` state; sent to whoever subscribed (the job's workflow).
@@ -188,6 +188,11 @@ impl<S: Store> Runtime<S> {
         self.routes.next_deadline(&*self.store).await
     }
 
+    /// Takes a wait out of the edge's index (it closed in the store).
+    pub(crate) fn disarm(&self, seq: i64) {
+        self.routes.disarm(seq);
+    }
+
     /// Whether this edge shares its database with other edges.
     pub fn is_shared(&self) -> bool {
         self.routes.is_shared()
@@ -248,31 +253,32 @@ impl<S: Store> Runtime<S> {
             Since::Job => job.start_seq,
             Since::Now => self.store.last_seq().await?,
         };
-        let mut wait = Wait {
-            seq: 0,
-            name: name.to_owned(),
-            job: job.id.clone(),
-            spec,
-            after_seq,
-            created_at: now,
-            deadline,
-            state: WaitState::Open,
-            event: None,
-            reason: None,
+        let mut wait = Wait::open(&job.id, name, spec, after_seq, now, deadline);
+        wait.seq = match self.store.insert_wait(&wait).await? {
+            WaitInsert::Inserted(seq) => seq,
+            WaitInsert::NameTaken => {
+                return Err(RuntimeError::conflict(
+                    "wait-exists",
+                    format!("the job `{}` has a wait `{name}` already", job.id),
+                ));
+            }
+            WaitInsert::JobEnded => {
+                return Err(RuntimeError::refused(
+                    "job-ended",
+                    format!("the job `{}` has ended: it cannot wait", job.id),
+                ));
+            }
         };
-        wait.seq = self.store.insert_wait(&wait).await?.ok_or_else(|| {
-            RuntimeError::conflict("wait-exists", format!("a wait `{name}` exists already"))
-        })?;
         if job.shadow {
             let reason = "shadow run: no event is waited for";
             self.close(&wait, WaitState::Refused, Some(reason), now)
                 .await?;
-            return self.wait_named(name).await;
+            return self.wait_named(&job.id, name).await;
         }
         if deadline <= now {
             // The job's own time is up: nothing is looked back at, nothing is taken.
             self.close(&wait, WaitState::TimedOut, None, now).await?;
-            return self.wait_named(name).await;
+            return self.wait_named(&job.id, name).await;
         }
         // Armed before the look-back, so an event that arrives meanwhile is routed to it; the
         // store's transition decides which of the two claims wins.
@@ -282,14 +288,17 @@ impl<S: Store> Runtime<S> {
         });
         self.look_back(&wait, filter.as_ref()).await?;
         self.fire_due().await?;
-        self.wait_named(name).await
+        self.wait_named(&job.id, name).await
     }
 
-    async fn wait_named(&self, name: &str) -> Result<Wait, RuntimeError> {
-        self.store
-            .wait(name)
-            .await?
-            .ok_or_else(|| RuntimeError::not_found("unknown-wait", format!("no wait `{name}`")))
+    /// A job's wait by name, or `not_found`.
+    pub async fn wait_named(&self, job: &str, name: &str) -> Result<Wait, RuntimeError> {
+        self.store.wait(job, name).await?.ok_or_else(|| {
+            RuntimeError::not_found(
+                "unknown-wait",
+                format!("the job `{job}` has no wait `{name}`"),
+            )
+        })
     }
 
     async fn look_back(&self, wait: &Wait, filter: Option<&Filter>) -> Result<(), StoreError> {
@@ -346,10 +355,7 @@ impl<S: Store> Runtime<S> {
     async fn claim(&self, wait: &Wait, stored: &StoredEvent) -> Result<Claim, StoreError> {
         let event = &stored.event;
         let candidate = self.candidate(wait, stored);
-        let outcome = self
-            .store
-            .claim(&candidate, (&event.source, &event.id), self.now())
-            .await?;
+        let outcome = self.store.claim(&candidate, event, self.now()).await?;
         self.claimed(wait, outcome).await?;
         Ok(outcome)
     }
@@ -369,6 +375,8 @@ impl<S: Store> Runtime<S> {
         }
     }
 
+    /// Closes an open wait as timed out or refused, disarms it and tells its job; `false` if
+    /// it was not open any more.
     pub(crate) async fn close(
         &self,
         wait: &Wait,
@@ -384,7 +392,8 @@ impl<S: Store> Runtime<S> {
         Ok(moved)
     }
 
-    async fn closed(&self, wait: &Wait, state: WaitState) -> Result<(), StoreError> {
+    /// A wait left `open` (in the store already): its job hears of it, its flow goes on.
+    pub(crate) async fn closed(&self, wait: &Wait, state: WaitState) -> Result<(), StoreError> {
         // Nobody listening is fine: the state is in the store.
         let _ = self.signals.send(WaitClosed {
             wait: wait.name.clone(),
@@ -502,12 +511,7 @@ impl<S: Store> Runtime<S> {
             .collect();
         let outcomes = self
             .store
-            .route(
-                (&event.source, &event.id),
-                &candidates,
-                self.now(),
-                mark_routed,
-            )
+            .route(event, &candidates, self.now(), mark_routed)
             .await?;
         let mut matched = Vec::new();
         for (candidate, outcome) in armed.iter().zip(outcomes) {

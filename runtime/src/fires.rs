@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use crate::clock::Timestamp;
 use crate::edge::Runtime;
 use crate::filter::PreparedEvent;
-use crate::model::{Fire, FireState, Job, StoredEvent};
+use crate::model::{AuditRecord, Event, Fire, FireState, Job, StoredEvent};
 use crate::store::{FireLimit, FireOutcome, Store, StoreError};
 use crate::triggers::{CompiledTrigger, KILL_SWITCH, Target, paused_key};
 
@@ -70,39 +70,26 @@ impl<S: Store> Runtime<S> {
             },
             reason: refusal.map(str::to_owned),
             at: self.now(),
+            event: Some(event.clone()),
         };
         let limit = t.max_fires_per_hour.map(|max| FireLimit {
             max,
             window_start: self.hour_window(),
         });
-        let mut audit = json!({"source": event.source, "id": event.id, "to": kind,
-                               "name": t.name, "trigger": t.trigger, "job": job});
+        let mut data = json!({"source": event.source, "id": event.id, "to": kind,
+                              "name": t.name, "trigger": t.trigger, "job": job});
         if kind == "flow" {
-            audit["charged_to"] = Value::String(format!("service:webhook/{}", t.name));
+            data["charged_to"] = Value::String(format!("service:webhook/{}", t.name));
         }
-        match store.record_fire(&record, limit).await? {
-            FireOutcome::Duplicate => return Ok(()),
-            FireOutcome::Refused(reason) => {
-                audit["outcome"] = "refused".into();
-                audit["reason"] = reason.into();
-                self.audit("event.match", audit).await?;
-            }
-            FireOutcome::Started => {
-                audit["outcome"] = "started".into();
-                self.audit("event.match", audit).await?;
-                self.start_fired_job(&job, stored).await?;
-                if let Target::Flow(i) = t.target {
-                    self.start_flow(&job, i, &event.clone()).await?;
-                }
-            }
-        }
-        Ok(())
-    }
-
-    /// Starts the job of a fire: outside-started from its first step (E11).
-    async fn start_fired_job(&self, id: &str, stored: &StoredEvent) -> Result<(), StoreError> {
-        let job = Job {
-            id: id.to_owned(),
+        let audit = AuditRecord {
+            at: self.now(),
+            action: "event.match".to_owned(),
+            data,
+        };
+        // The fire, its job (outside-started from its first step, E11) and the audit record
+        // commit together: a crash leaves either all of them or none.
+        let fired = Job {
+            id: job.clone(),
             started_at: self.now(),
             start_seq: stored.seq,
             deadline: None,
@@ -112,8 +99,40 @@ impl<S: Store> Runtime<S> {
             outside_started: true,
             ended_at: None,
         };
-        self.store().insert_job(&job).await?;
-        self.store().mark_outside_started(id).await
+        let outcome = store.record_fire(&record, limit, &fired, &audit).await?;
+        if let (FireOutcome::Started, Target::Flow(i)) = (outcome, t.target) {
+            self.start_flow(&job, i, event).await?;
+        }
+        Ok(())
+    }
+
+    /// The event a fire fired on: the copy the fire keeps (a fire recorded before fires kept
+    /// their event reads it from the retained events).
+    pub async fn fire_event(&self, fire: &Fire) -> Result<Option<Event>, StoreError> {
+        if let Some(event) = &fire.event {
+            return Ok(Some(event.clone()));
+        }
+        let config = self.config();
+        let (source, prefix) = if fire.kind == "routine" {
+            let source = config
+                .routines
+                .iter()
+                .find(|r| r.name == fire.name)
+                .and_then(|r| r.triggers.iter().find(|t| t.name == fire.trigger))
+                .map(|t| t.event.source.clone());
+            (source, format!("rt.{}.{}.", fire.name, fire.trigger))
+        } else {
+            let source = config
+                .flows
+                .iter()
+                .find(|f| f.name == fire.name)
+                .map(|f| f.trigger.event.source.clone());
+            (source, format!("event-{}-", fire.name))
+        };
+        match (source, fire.job.strip_prefix(&prefix)) {
+            (Some(source), Some(id)) => Ok(self.store().event(&source, id).await?.map(|e| e.event)),
+            _ => Ok(None),
+        }
     }
 
     /// Sliding one-hour window start for fire limits.

@@ -151,6 +151,7 @@ mod tests {
                 deadline: Timestamp(deadline),
                 state: WaitState::Open,
                 event: None,
+                matched: None,
                 reason: None,
             },
             filter: None,

@@ -9,7 +9,7 @@ use serde_json::Value;
 use crate::args::parse_wait_args;
 use crate::edge::Runtime;
 use crate::error::RuntimeError;
-use crate::model::{Job, Wait, WaitState};
+use crate::model::{Event, Job, Wait, WaitState};
 use crate::store::Store;
 
 /// An ACP session's wait ends at two hours when the agent has no timeout (E6).
@@ -104,6 +104,45 @@ impl<S: Store> Runtime<S> {
             .ok_or_else(|| RuntimeError::not_found("unknown-job", format!("no job `{id}`")))
     }
 
+    /// A wait by name: within `job` when it is given; otherwise the one wait of that name
+    /// (`invalid_args` when several jobs have a wait of that name).
+    pub async fn find_wait(&self, job: Option<&str>, name: &str) -> Result<Wait, RuntimeError> {
+        if let Some(job) = job {
+            return self.wait_named(job, name).await;
+        }
+        let mut found = self.store().waits_named(name).await?;
+        match found.len() {
+            0 => Err(RuntimeError::not_found(
+                "unknown-wait",
+                format!("no wait `{name}`"),
+            )),
+            1 => Ok(found.remove(0)),
+            _ => Err(RuntimeError::invalid(
+                "ambiguous-wait",
+                format!(
+                    "the wait name `{name}` is used by the jobs {}: name the job too",
+                    found
+                        .iter()
+                        .map(|w| format!("`{}`", w.job))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            )),
+        }
+    }
+
+    /// The event a matched wait got: the copy the wait keeps (a wait matched before waits kept
+    /// their event reads it from the retained events).
+    pub async fn wait_event(&self, wait: &Wait) -> Result<Option<Event>, RuntimeError> {
+        if let Some(event) = &wait.matched {
+            return Ok(Some(event.clone()));
+        }
+        Ok(match &wait.event {
+            Some((source, id)) => self.store().event(source, id).await?.map(|e| e.event),
+            None => None,
+        })
+    }
+
     /// `oz.wait_for_event`: validates the arguments, registers the wait, looks back through the
     /// retained events and arms it. Returns the wait as it stands afterwards.
     pub async fn wait_for_event(
@@ -140,20 +179,18 @@ impl<S: Store> Runtime<S> {
     }
 
     /// A job ends: its queued outputs are applied, and a wait still open is refused (nobody is
-    /// left to read its answer).
+    /// left to read its answer), in one step of the store, so no event reaches it after.
     pub async fn end_job(&self, job: &str) -> Result<(), RuntimeError> {
         let now = self.now();
-        if !self.store().end_job(job, now).await? {
+        let Some(refused) = self.store().end_job(job, now).await? else {
             return Err(RuntimeError::not_found(
                 "unknown-job",
                 format!("no running job `{job}`"),
             ));
-        }
-        for wait in self.store().waits_of_job(job).await? {
-            if wait.state == WaitState::Open {
-                self.close(&wait, WaitState::Refused, Some("the job ended"), now)
-                    .await?;
-            }
+        };
+        for wait in refused {
+            self.disarm(wait.seq);
+            self.closed(&wait, WaitState::Refused).await?;
         }
         Ok(())
     }

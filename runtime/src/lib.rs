@@ -11,9 +11,11 @@
 pub mod args;
 pub mod clock;
 pub mod config;
+pub mod configure;
 pub mod conformance;
 pub mod edge;
 pub mod error;
+pub mod faults;
 pub mod filter;
 pub mod fires;
 pub mod flows;
@@ -30,6 +32,7 @@ pub mod source;
 pub mod store;
 pub mod template;
 pub mod triggers;
+pub mod views;
 
 pub use edge::{Runtime, Setup, WaitClosed};
 pub use error::RuntimeError;

@@ -171,8 +171,37 @@ pub struct Wait {
     pub state: WaitState,
     /// The event it got, `(source, id)`, once matched.
     pub event: Option<(String, String)>,
+    /// The event it got, as it was when claimed: the wait keeps it, so its answer and its
+    /// step output stay readable after the edge's one-day retention forgot the event.
+    pub matched: Option<Event>,
     /// Why it was refused.
     pub reason: Option<String>,
+}
+
+impl Wait {
+    /// A new open wait (the store gives it its sequence).
+    pub fn open(
+        job: &str,
+        name: &str,
+        spec: WaitSpec,
+        after_seq: i64,
+        created_at: Timestamp,
+        deadline: Timestamp,
+    ) -> Self {
+        Self {
+            seq: 0,
+            name: name.to_owned(),
+            job: job.to_owned(),
+            spec,
+            after_seq,
+            created_at,
+            deadline,
+            state: WaitState::Open,
+            event: None,
+            matched: None,
+            reason: None,
+        }
+    }
 }
 
 /// A job as far as waits are concerned.
@@ -209,7 +238,7 @@ pub enum FireState {
 }
 
 /// One fire of a routine or flow trigger.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Fire {
     /// The deterministic job id (`rt.<routine>.<trigger>.<event id>` or `event-<flow>-<event id>`).
     pub job: String,
@@ -225,6 +254,9 @@ pub struct Fire {
     pub reason: Option<String>,
     /// When it fired.
     pub at: Timestamp,
+    /// The event it fired on, kept with the fire: its trigger data, and a flow's
+    /// `trigger.event`, for as long as the fire's job runs, past the one-day retention.
+    pub event: Option<Event>,
 }
 
 /// One audit record: an action and its fields.
@@ -236,6 +268,57 @@ pub struct AuditRecord {
     pub action: String,
     /// The action's fields.
     pub data: Value,
+}
+
+/// Where a flow step that is not a wait stands (a wait step's state is its wait's).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum StepState {
+    /// An approval step that waits for a person.
+    Pending,
+    /// An approval step that was answered.
+    Decided,
+    /// A step whose `when` was false.
+    Skipped,
+}
+
+impl StepState {
+    /// The name used in the store and in answers.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StepState::Pending => "pending",
+            StepState::Decided => "decided",
+            StepState::Skipped => "skipped",
+        }
+    }
+
+    /// Parses a stored state name.
+    pub fn parse(text: &str) -> Option<StepState> {
+        Some(match text {
+            "pending" => StepState::Pending,
+            "decided" => StepState::Decided,
+            "skipped" => StepState::Skipped,
+            _ => return None,
+        })
+    }
+}
+
+/// A flow step that is not a wait (an approval, or a step skipped by its `when`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct StepRecord {
+    /// The flow's job.
+    pub job: String,
+    /// The step id.
+    pub step: String,
+    /// Where it stands.
+    pub state: StepState,
+    /// Its output for later steps (`{"approved": …}`, `{"matched": false}`); null while
+    /// pending.
+    pub output: Value,
+    /// An approval's rendered `details`.
+    pub details: Option<String>,
+    /// When it was reached.
+    pub at: Timestamp,
 }
 
 /// A call of a safe output by a job (E10).

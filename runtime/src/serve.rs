@@ -168,7 +168,7 @@ async fn wait_for_event<S: Store>(
 
 /// `GET /waits/{wait}`: its state and, once closed, the answer the agent reads (E4).
 async fn wait<S: Store>(State(rt): State<Arc<Runtime<S>>>, Path(name): Path<String>) -> Response {
-    let wait = match rt.store().wait(&name).await {
+    let wait = match rt.store().waits_named(&name).await.map(|mut w| w.pop()) {
         Ok(Some(w)) => w,
         Ok(None) => return (StatusCode::NOT_FOUND, "no such wait").into_response(),
         Err(e) => return internal(e),

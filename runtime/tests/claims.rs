@@ -154,7 +154,7 @@ async fn eight_deliveries_of_one_event_are_received_once() {
         );
         let wait = rt
             .store()
-            .wait(&format!("w{round}"))
+            .wait(&job, &format!("w{round}"))
             .await
             .unwrap()
             .unwrap();
@@ -200,7 +200,7 @@ async fn timeouts_and_events_race_to_one_outcome() {
         };
         let fired = timer.await.unwrap();
         let routed = router.await.unwrap();
-        let wait = rt.store().wait(&name).await.unwrap().unwrap();
+        let wait = rt.store().wait(&job, &name).await.unwrap().unwrap();
         match wait.state {
             WaitState::TimedOut => assert!(fired == 1 && routed.is_empty()),
             WaitState::Matched => assert!(fired == 0 && routed == vec![name.clone()]),

@@ -9,7 +9,7 @@ use std::time::Duration;
 use ozcheck_runtime::clock::{Clock, ManualClock, Timestamp};
 use ozcheck_runtime::config::Config;
 use ozcheck_runtime::model::{AuditRecord, Event, Fire, FireState, WaitState};
-use ozcheck_runtime::store::{MemoryStore, Received, SqliteStore, Store};
+use ozcheck_runtime::store::{MemoryStore, Received, SqliteStore, Store, WaitInsert};
 use ozcheck_runtime::{JobStart, Runtime};
 use serde_json::json;
 
@@ -69,8 +69,8 @@ async fn crash_mid_wait_loses_nothing_and_delivers_once() {
         rt.ingest(&event("e1")).await.unwrap().is_none(),
         "redelivery"
     );
-    let w1 = rt.store().wait("w1").await.unwrap().unwrap();
-    let w2 = rt.store().wait("w2").await.unwrap().unwrap();
+    let w1 = rt.store().wait("j", "w1").await.unwrap().unwrap();
+    let w2 = rt.store().wait("j", "w2").await.unwrap().unwrap();
     assert_eq!(w1.state, WaitState::Matched);
     assert_eq!(w2.state, WaitState::Open);
     assert_eq!(rt.armed(), 1);
@@ -99,7 +99,7 @@ async fn deadlines_that_passed_while_down_fire_at_start() {
     clock.advance(Duration::from_secs(3600));
 
     let rt = start(&db, &clock).await;
-    let short = rt.store().wait("short").await.unwrap().unwrap();
+    let short = rt.store().wait("j", "short").await.unwrap().unwrap();
     assert_eq!(short.state, WaitState::TimedOut);
     assert_eq!(rt.armed(), 1);
     assert_eq!(
@@ -148,7 +148,7 @@ async fn an_event_left_unrouted_by_a_crash_is_routed_at_start() {
     let clock = ManualClock::new(Timestamp(0));
     crash_after_receiving(&db, &clock).await;
     let rt = start(&db, &clock).await;
-    let w = rt.store().wait("w").await.unwrap().unwrap();
+    let w = rt.store().wait("j", "w").await.unwrap().unwrap();
     assert_eq!(w.state, WaitState::Matched);
     assert!(
         rt.store()
@@ -193,14 +193,14 @@ async fn a_redelivery_routes_an_event_its_first_router_left_unrouted() {
         .unwrap();
     drop(other);
     assert_eq!(
-        rt.store().wait("w").await.unwrap().unwrap().state,
+        rt.store().wait("j", "w").await.unwrap().unwrap().state,
         WaitState::Open
     );
     assert!(
         rt.ingest(&event("e1")).await.unwrap().is_none(),
         "a duplicate"
     );
-    let w = rt.store().wait("w").await.unwrap().unwrap();
+    let w = rt.store().wait("j", "w").await.unwrap().unwrap();
     assert_eq!(w.state, WaitState::Matched);
     assert_eq!(audit_counts(&rt).await, (1, 1));
     assert!(rt.ingest(&event("e1")).await.unwrap().is_none());
@@ -251,8 +251,8 @@ async fn a_flow_stopped_between_two_steps_goes_on_at_start() {
         state: FireState::Started,
         reason: None,
         at: now,
+        event: Some(trigger.clone()),
     };
-    store.record_fire(&fire, None).await.unwrap();
     let job = Job {
         id: fire.job.clone(),
         started_at: now,
@@ -264,7 +264,12 @@ async fn a_flow_stopped_between_two_steps_goes_on_at_start() {
         outside_started: true,
         ended_at: None,
     };
-    store.insert_job(&job).await.unwrap();
+    let audit = AuditRecord {
+        at: now,
+        action: "event.match".into(),
+        data: json!({}),
+    };
+    store.record_fire(&fire, None, &job, &audit).await.unwrap();
     let first = Wait {
         seq: 0,
         name: "event-watch-o1/first".into(),
@@ -282,9 +287,12 @@ async fn a_flow_stopped_between_two_steps_goes_on_at_start() {
         deadline: Timestamp(60_000),
         state: WaitState::Open,
         event: None,
+        matched: None,
         reason: None,
     };
-    let first_seq = store.insert_wait(&first).await.unwrap().unwrap();
+    let WaitInsert::Inserted(first_seq) = store.insert_wait(&first).await.unwrap() else {
+        panic!("the first step's wait is registered");
+    };
     store
         .close(first_seq, WaitState::TimedOut, None, Timestamp(60_000))
         .await
@@ -296,7 +304,7 @@ async fn a_flow_stopped_between_two_steps_goes_on_at_start() {
         .unwrap();
     let second = rt
         .store()
-        .wait("event-watch-o1/second")
+        .wait("event-watch-o1", "event-watch-o1/second")
         .await
         .unwrap()
         .expect("the second step was registered at start");

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use ozcheck_runtime::clock::{Clock, ManualClock, Timestamp};
 use ozcheck_runtime::config::Config;
-use ozcheck_runtime::model::{Event, Fire, FireState, WaitState};
+use ozcheck_runtime::model::{AuditRecord, Event, Fire, FireState, Job, WaitState};
 use ozcheck_runtime::routes::LEASE_TERM;
 use ozcheck_runtime::store::{FireLimit, FireOutcome, PostgresStore, Store};
 use ozcheck_runtime::{JobStart, Routing, Runtime};
@@ -182,7 +182,7 @@ async fn a_wait_registered_through_one_edge_gets_an_event_delivered_to_another_o
         .unwrap();
     edges[1].ingest(&event("e1", "x")).await.unwrap().unwrap();
     assert_eq!(
-        edges[0].store().wait("w").await.unwrap().unwrap().state,
+        edges[0].store().wait("j", "w").await.unwrap().unwrap().state,
         WaitState::Matched
     );
     // Look-back through edge 1 sees what edge 0 received.
@@ -228,8 +228,25 @@ async fn the_hourly_fire_limit_holds_across_edges() {
                 state: FireState::Started,
                 reason: None,
                 at: Timestamp(10),
+                event: None,
             };
-            store.record_fire(&fire, limit).await.unwrap()
+            let job = Job {
+                id: fire.job.clone(),
+                started_at: Timestamp(10),
+                start_seq: 0,
+                deadline: None,
+                runtime: "pydantic-ai".into(),
+                shadow: false,
+                sandboxed: false,
+                outside_started: false,
+                ended_at: None,
+            };
+            let audit = AuditRecord {
+                at: Timestamp(10),
+                action: "event.match".into(),
+                data: json!({"job": fire.job}),
+            };
+            store.record_fire(&fire, limit, &job, &audit).await.unwrap()
         }));
     }
     let mut outcomes = Vec::new();
@@ -245,6 +262,15 @@ async fn the_hourly_fire_limit_holds_across_edges() {
         "every job id fires once"
     );
     assert_eq!(stores[0].fires().await.unwrap().len(), 12);
+    let started = futures_sum((0..12).map(|i| {
+        let store = stores[i % stores.len()].clone();
+        tokio::spawn(async move {
+            let job = store.job(&format!("rt.r.t.e{i}")).await.unwrap();
+            usize::from(job.is_some())
+        })
+    }))
+    .await;
+    assert_eq!(started, 3, "a started fire's job, and only its, is inserted with it");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

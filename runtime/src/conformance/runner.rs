@@ -247,6 +247,13 @@ async fn drive(t: &mut Transport, scenario: &Scenario, options: &RunOptions) -> 
     if hello[0]["ok"] != json!(true) {
         return Err(format!("hello failed: {}", hello[0]));
     }
+    let protocol = &hello[0]["result"]["protocol"];
+    if protocol != super::PROTOCOL {
+        return Err(format!(
+            "the adapter speaks the protocol {protocol}, not {}",
+            super::PROTOCOL
+        ));
+    }
     let nodes = scenario.setup["nodes"].as_array().map_or(1, Vec::len);
     let supported = hello[0]["result"]["nodes"].as_u64().unwrap_or(1);
     if nodes as u64 > supported {

@@ -10,7 +10,8 @@ use super::StoreResult;
 use super::rows::{Backend, Closing, ReadRows, Rows};
 use crate::clock::Timestamp;
 use crate::model::{
-    AuditRecord, Event, Fire, FireState, Job, Output, StoredEvent, Wait, WaitState,
+    AuditRecord, Event, Fire, FireState, Job, Output, StepRecord, StepState, StoredEvent, Wait,
+    WaitState,
 };
 
 /// A store that lives in memory. Clone the `Arc` around it to share it between routers.
@@ -26,7 +27,7 @@ struct Inner {
     jobs: HashMap<String, Job>,
     ended: HashSet<String>,
     waits: BTreeMap<i64, Wait>,
-    wait_names: HashMap<String, i64>,
+    wait_names: HashMap<(String, String), i64>,
     next_wait: i64,
     events: BTreeMap<i64, StoredEvent>,
     event_keys: HashMap<(String, String), i64>,
@@ -40,6 +41,7 @@ struct Inner {
     refusals: HashMap<(String, String, i64), u64>,
     flags: HashSet<String>,
     outputs: Vec<Output>,
+    steps: Vec<StepRecord>,
 }
 
 /// How to take back one write.
@@ -62,6 +64,8 @@ enum Undo {
     Output,
     Applied(Vec<usize>),
     Flag(String, bool),
+    Step,
+    StepDecided(usize, StepRecord),
 }
 
 impl MemoryStore {
@@ -120,7 +124,7 @@ impl Inner {
             }
             Undo::Wait(seq) => {
                 if let Some(wait) = self.waits.remove(&seq) {
-                    self.wait_names.remove(&wait.name);
+                    self.wait_names.remove(&(wait.job, wait.name));
                 }
             }
             Undo::WaitState(wait) => {
@@ -187,6 +191,12 @@ impl Inner {
                     self.flags.remove(&key);
                 }
             }
+            Undo::Step => {
+                self.steps.pop();
+            }
+            Undo::StepDecided(i, before) => {
+                self.steps[i] = before;
+            }
         }
     }
 }
@@ -196,9 +206,24 @@ impl ReadRows for MemoryTx<'_> {
         Ok(self.rows.jobs.get(id).cloned())
     }
 
-    async fn wait(&mut self, name: &str) -> StoreResult<Option<Wait>> {
+    async fn wait(&mut self, job: &str, name: &str) -> StoreResult<Option<Wait>> {
         let s = &self.rows;
-        Ok(s.wait_names.get(name).and_then(|q| s.waits.get(q)).cloned())
+        let key = (job.to_owned(), name.to_owned());
+        Ok(s.wait_names.get(&key).and_then(|q| s.waits.get(q)).cloned())
+    }
+
+    async fn waits_named(&mut self, name: &str) -> StoreResult<Vec<Wait>> {
+        Ok(self
+            .rows
+            .waits
+            .values()
+            .filter(|w| w.name == name)
+            .cloned()
+            .collect())
+    }
+
+    async fn wait_by_seq(&mut self, seq: i64) -> StoreResult<Option<Wait>> {
+        Ok(self.rows.waits.get(&seq).cloned())
     }
 
     async fn waits_of_job(&mut self, job: &str) -> StoreResult<Vec<Wait>> {
@@ -337,8 +362,36 @@ impl ReadRows for MemoryTx<'_> {
         Ok(self.rows.fires.clone())
     }
 
+    async fn fire(&mut self, job: &str) -> StoreResult<Option<Fire>> {
+        Ok(self.rows.fires.iter().find(|f| f.job == job).cloned())
+    }
+
+    async fn steps_of_job(&mut self, job: &str) -> StoreResult<Vec<StepRecord>> {
+        Ok(self
+            .rows
+            .steps
+            .iter()
+            .filter(|s| s.job == job)
+            .cloned()
+            .collect())
+    }
+
     async fn audit(&mut self) -> StoreResult<Vec<AuditRecord>> {
         Ok(self.rows.audit.clone())
+    }
+
+    async fn audit_page(&mut self, after: i64, limit: u32) -> StoreResult<Vec<(i64, AuditRecord)>> {
+        // Records are numbered from 1 in the order they were appended.
+        let skip = usize::try_from(after.max(0)).unwrap_or(usize::MAX);
+        Ok(self
+            .rows
+            .audit
+            .iter()
+            .enumerate()
+            .skip(skip)
+            .take(limit as usize)
+            .map(|(i, r)| (i as i64 + 1, r.clone()))
+            .collect())
     }
 
     async fn refusals(&mut self, source: &str, kind: &str, minute: i64) -> StoreResult<u64> {
@@ -394,14 +447,15 @@ impl Rows for MemoryTx<'_> {
 
     async fn insert_wait(&mut self, wait: &Wait) -> StoreResult<Option<i64>> {
         let s = &mut *self.rows;
-        if s.wait_names.contains_key(&wait.name) {
+        let key = (wait.job.clone(), wait.name.clone());
+        if s.wait_names.contains_key(&key) {
             return Ok(None);
         }
         s.next_wait += 1;
         let seq = s.next_wait;
         let mut stored = wait.clone();
         stored.seq = seq;
-        s.wait_names.insert(wait.name.clone(), seq);
+        s.wait_names.insert(key, seq);
         s.waits.insert(seq, stored);
         self.undo.push(Undo::Wait(seq));
         Ok(Some(seq))
@@ -417,6 +471,7 @@ impl Rows for MemoryTx<'_> {
         let before = Box::new(wait.clone());
         wait.state = closing.state;
         wait.event = closing.event.map(|(s, i)| (s.to_owned(), i.to_owned()));
+        wait.matched = closing.matched.cloned();
         wait.reason = closing.reason.map(str::to_owned);
         self.undo.push(Undo::WaitState(before));
         Ok(true)
@@ -532,6 +587,42 @@ impl Rows for MemoryTx<'_> {
         }
         self.rows.fires.push(fire.clone());
         self.undo.push(Undo::Fire);
+        Ok(true)
+    }
+
+    async fn insert_step(&mut self, step: &StepRecord) -> StoreResult<bool> {
+        let s = &mut *self.rows;
+        if s.steps
+            .iter()
+            .any(|r| r.job == step.job && r.step == step.step)
+        {
+            return Ok(false);
+        }
+        s.steps.push(step.clone());
+        self.undo.push(Undo::Step);
+        Ok(true)
+    }
+
+    async fn decide_step(
+        &mut self,
+        job: &str,
+        step: &str,
+        output: &serde_json::Value,
+        at: Timestamp,
+    ) -> StoreResult<bool> {
+        let _ = at;
+        let s = &mut *self.rows;
+        let Some(i) = s
+            .steps
+            .iter()
+            .position(|r| r.job == job && r.step == step && r.state == StepState::Pending)
+        else {
+            return Ok(false);
+        };
+        let before = s.steps[i].clone();
+        s.steps[i].state = StepState::Decided;
+        s.steps[i].output = output.clone();
+        self.undo.push(Undo::StepDecided(i, before));
         Ok(true)
     }
 

@@ -28,7 +28,9 @@ pub use postgres::{PostgresRead, PostgresStore, PostgresTx};
 pub use sqlite::{SqliteRead, SqliteStore, SqliteTx};
 
 use crate::clock::Timestamp;
-use crate::model::{AuditRecord, Event, Fire, Job, Output, StoredEvent, Wait, WaitState};
+use crate::model::{
+    AuditRecord, Event, Fire, Job, Output, StepRecord, StoredEvent, Wait, WaitState,
+};
 
 /// A store failure (I/O, a corrupt row).
 #[derive(Debug, thiserror::Error)]
@@ -86,6 +88,17 @@ pub enum Received {
     },
 }
 
+/// How registering a wait ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WaitInsert {
+    /// Registered, with this sequence.
+    Inserted(i64),
+    /// The job has a wait of this name already.
+    NameTaken,
+    /// The job has ended (or does not exist): it waits for nothing.
+    JobEnded,
+}
+
 /// How recording a trigger fire ended.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum FireOutcome {
@@ -115,11 +128,16 @@ pub trait Store: Send + Sync + 'static {
     /// Marks a job as started by outside text (E11).
     fn mark_outside_started(&self, id: &str) -> impl Future<Output = StoreResult<()>> + Send;
 
-    /// Records a new open wait and returns its registration sequence; `None` if the name is
-    /// taken.
-    fn insert_wait(&self, wait: &Wait) -> impl Future<Output = StoreResult<Option<i64>>> + Send;
-    /// A wait by name.
-    fn wait(&self, name: &str) -> impl Future<Output = StoreResult<Option<Wait>>> + Send;
+    /// Records a new open wait of a running job (names are unique within their job) and
+    /// returns its registration sequence, in one step with the check that the job runs.
+    fn insert_wait(&self, wait: &Wait) -> impl Future<Output = StoreResult<WaitInsert>> + Send;
+    /// A job's wait by name.
+    fn wait(&self, job: &str, name: &str)
+    -> impl Future<Output = StoreResult<Option<Wait>>> + Send;
+    /// The waits of every job that have this name.
+    fn waits_named(&self, name: &str) -> impl Future<Output = StoreResult<Vec<Wait>>> + Send;
+    /// A wait by its registration sequence (its id in the API).
+    fn wait_by_seq(&self, seq: i64) -> impl Future<Output = StoreResult<Option<Wait>>> + Send;
     /// A job's waits in registration order.
     fn waits_of_job(&self, job: &str) -> impl Future<Output = StoreResult<Vec<Wait>>> + Send;
     /// Every open wait in registration order (to re-arm after a restart).
@@ -192,12 +210,13 @@ pub trait Store: Send + Sync + 'static {
     /// Forgets events received before `before`; returns how many.
     fn purge_events(&self, before: Timestamp) -> impl Future<Output = StoreResult<u64>> + Send;
 
-    /// Gives `event` to the open candidate wait, in one transaction with the job's ledger row,
-    /// the job's outside-started mark and the candidate's audit record.
+    /// Gives `event` to the open candidate wait (which keeps a copy of it), in one transaction
+    /// with the job's ledger row, the job's outside-started mark and the candidate's audit
+    /// record.
     fn claim(
         &self,
         candidate: &Candidate,
-        event: (&str, &str),
+        event: &Event,
         now: Timestamp,
     ) -> impl Future<Output = StoreResult<Claim>> + Send;
     /// Routes `event` to its candidate waits (oldest registration first) in one transaction: each
@@ -206,7 +225,7 @@ pub trait Store: Send + Sync + 'static {
     /// routed in the same transaction. Returns one outcome per candidate.
     fn route(
         &self,
-        event: (&str, &str),
+        event: &Event,
         candidates: &[Candidate],
         now: Timestamp,
         mark_routed: bool,
@@ -220,19 +239,45 @@ pub trait Store: Send + Sync + 'static {
         now: Timestamp,
     ) -> impl Future<Output = StoreResult<bool>> + Send;
 
-    /// Records a fire once per job id, enforcing `limit` in the same step.
+    /// Records a fire once per job id, enforcing `limit` in the same step; a fire that starts
+    /// inserts `job` in that step too, and `audit` (the `event.match` record, completed with
+    /// `outcome` and `reason`) commits with it: a fire is never recorded without its job.
     fn record_fire(
         &self,
         fire: &Fire,
         limit: Option<FireLimit>,
+        job: &Job,
+        audit: &AuditRecord,
     ) -> impl Future<Output = StoreResult<FireOutcome>> + Send;
     /// Every fire, oldest first.
     fn fires(&self) -> impl Future<Output = StoreResult<Vec<Fire>>> + Send;
+    /// The fire of a job.
+    fn fire(&self, job: &str) -> impl Future<Output = StoreResult<Option<Fire>>> + Send;
+
+    /// Records a flow step that is not a wait; `false` if the step has a record already.
+    fn record_step(&self, step: &StepRecord) -> impl Future<Output = StoreResult<bool>> + Send;
+    /// Answers a pending approval step; `false` if it is not pending.
+    fn decide_step(
+        &self,
+        job: &str,
+        step: &str,
+        output: &serde_json::Value,
+        now: Timestamp,
+    ) -> impl Future<Output = StoreResult<bool>> + Send;
+    /// A flow job's step records.
+    fn steps_of_job(&self, job: &str) -> impl Future<Output = StoreResult<Vec<StepRecord>>> + Send;
 
     /// Appends an audit record.
     fn append_audit(&self, record: &AuditRecord) -> impl Future<Output = StoreResult<()>> + Send;
     /// Every audit record, oldest first.
     fn audit(&self) -> impl Future<Output = StoreResult<Vec<AuditRecord>>> + Send;
+    /// Up to `limit` audit records after the record numbered `after` (0: from the first),
+    /// oldest first, each with its number (the cursor of the next page).
+    fn audit_page(
+        &self,
+        after: i64,
+        limit: u32,
+    ) -> impl Future<Output = StoreResult<Vec<(i64, AuditRecord)>>> + Send;
     /// Counts one refusal of `kind` for `source` in `minute`; returns the count in that minute
     /// (including this one) and the count in the minute before.
     fn count_refusal(
@@ -251,9 +296,14 @@ pub trait Store: Send + Sync + 'static {
         apply_now: bool,
         now: Timestamp,
     ) -> impl Future<Output = StoreResult<()>> + Send;
-    /// Ends a job and applies its queued outputs in the same step; `false` if it had ended
-    /// already or does not exist.
-    fn end_job(&self, job: &str, now: Timestamp) -> impl Future<Output = StoreResult<bool>> + Send;
+    /// Ends a job, applies its queued outputs and refuses its open waits (`the job ended`) in
+    /// the same step, so no event reaches it after; returns the waits it refused, or `None` if
+    /// the job had ended already or does not exist.
+    fn end_job(
+        &self,
+        job: &str,
+        now: Timestamp,
+    ) -> impl Future<Output = StoreResult<Option<Vec<Wait>>>> + Send;
     /// A job's output calls, oldest first.
     fn outputs(&self, job: &str) -> impl Future<Output = StoreResult<Vec<Output>>> + Send;
 

@@ -43,11 +43,18 @@ fn migrator() -> Migrator {
             false,
         )
     };
-    Migrator::with_migrations(vec![migration(
-        1,
-        "schema",
-        include_str!("../../migrations/postgres/0001_schema.sql"),
-    )])
+    Migrator::with_migrations(vec![
+        migration(
+            1,
+            "schema",
+            include_str!("../../migrations/postgres/0001_schema.sql"),
+        ),
+        migration(
+            2,
+            "kept_events",
+            include_str!("../../migrations/postgres/0002_kept_events.sql"),
+        ),
+    ])
 }
 
 impl PostgresStore {

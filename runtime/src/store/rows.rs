@@ -13,7 +13,9 @@ use std::future::Future;
 
 use super::StoreResult;
 use crate::clock::Timestamp;
-use crate::model::{AuditRecord, Event, Fire, Job, Output, StoredEvent, Wait, WaitState};
+use crate::model::{
+    AuditRecord, Event, Fire, Job, Output, StepRecord, StoredEvent, Wait, WaitState,
+};
 
 /// A backend: it hands out transactions and read views.
 pub trait Backend: Send + Sync + 'static {
@@ -40,6 +42,8 @@ pub struct Closing<'a> {
     pub state: WaitState,
     /// The event it got, `(source, id)`, when matched.
     pub event: Option<(&'a str, &'a str)>,
+    /// The event itself, which the wait keeps, when matched.
+    pub matched: Option<&'a Event>,
     /// Why, when refused.
     pub reason: Option<&'a str>,
     /// When.
@@ -50,8 +54,16 @@ pub struct Closing<'a> {
 pub trait ReadRows: Send {
     /// A job by id.
     fn job(&mut self, id: &str) -> impl Future<Output = StoreResult<Option<Job>>> + Send;
-    /// A wait by name.
-    fn wait(&mut self, name: &str) -> impl Future<Output = StoreResult<Option<Wait>>> + Send;
+    /// A job's wait by name.
+    fn wait(
+        &mut self,
+        job: &str,
+        name: &str,
+    ) -> impl Future<Output = StoreResult<Option<Wait>>> + Send;
+    /// Every job's waits of this name, by registration sequence.
+    fn waits_named(&mut self, name: &str) -> impl Future<Output = StoreResult<Vec<Wait>>> + Send;
+    /// A wait by registration sequence.
+    fn wait_by_seq(&mut self, seq: i64) -> impl Future<Output = StoreResult<Option<Wait>>> + Send;
     /// A job's waits by registration sequence.
     fn waits_of_job(&mut self, job: &str) -> impl Future<Output = StoreResult<Vec<Wait>>> + Send;
     /// Every open wait by registration sequence.
@@ -114,8 +126,21 @@ pub trait ReadRows: Send {
     ) -> impl Future<Output = StoreResult<u64>> + Send;
     /// Every fire, oldest first.
     fn fires(&mut self) -> impl Future<Output = StoreResult<Vec<Fire>>> + Send;
+    /// The fire of a job.
+    fn fire(&mut self, job: &str) -> impl Future<Output = StoreResult<Option<Fire>>> + Send;
+    /// A flow job's step records, in the order they were reached.
+    fn steps_of_job(
+        &mut self,
+        job: &str,
+    ) -> impl Future<Output = StoreResult<Vec<StepRecord>>> + Send;
     /// Every audit record, oldest first.
     fn audit(&mut self) -> impl Future<Output = StoreResult<Vec<AuditRecord>>> + Send;
+    /// Up to `limit` audit records numbered above `after`, with their numbers.
+    fn audit_page(
+        &mut self,
+        after: i64,
+        limit: u32,
+    ) -> impl Future<Output = StoreResult<Vec<(i64, AuditRecord)>>> + Send;
     /// The refusal count of `source`/`kind` in `minute` (0 when none).
     fn refusals(
         &mut self,
@@ -141,7 +166,8 @@ pub trait Rows: ReadRows {
         id: &str,
         at: Timestamp,
     ) -> impl Future<Output = StoreResult<bool>> + Send;
-    /// Adds an open wait and returns its new sequence; `None` if the name is taken.
+    /// Adds an open wait and returns its new sequence; `None` if its job has a wait of that
+    /// name.
     fn insert_wait(&mut self, wait: &Wait)
     -> impl Future<Output = StoreResult<Option<i64>>> + Send;
     /// Moves wait `seq` out of `open`; `false` if it was not open.
@@ -197,8 +223,18 @@ pub trait Rows: ReadRows {
         kind: &str,
         name: &str,
     ) -> impl Future<Output = StoreResult<()>> + Send;
-    /// Adds a fire; `false` if its job id exists.
+    /// Adds a fire (with the event it keeps); `false` if its job id exists.
     fn insert_fire(&mut self, fire: &Fire) -> impl Future<Output = StoreResult<bool>> + Send;
+    /// Adds a step record; `false` if the step has one.
+    fn insert_step(&mut self, step: &StepRecord) -> impl Future<Output = StoreResult<bool>> + Send;
+    /// Moves a pending step to decided with `output`; `false` if it was not pending.
+    fn decide_step(
+        &mut self,
+        job: &str,
+        step: &str,
+        output: &serde_json::Value,
+        at: Timestamp,
+    ) -> impl Future<Output = StoreResult<bool>> + Send;
     /// Appends an audit record.
     fn append_audit(
         &mut self,

@@ -17,14 +17,19 @@
 use std::collections::{BTreeSet, HashSet};
 
 use super::rows::{Backend, Closing, ReadRows, Rows};
-use super::{Candidate, Claim, FireLimit, FireOutcome, Received, Store, StoreError, StoreResult};
+use super::{
+    Candidate, Claim, FireLimit, FireOutcome, Received, Store, StoreError, StoreResult, WaitInsert,
+};
 use crate::clock::Timestamp;
 use crate::model::{
-    AuditRecord, Event, Fire, FireState, Job, Output, StoredEvent, Wait, WaitState,
+    AuditRecord, Event, Fire, FireState, Job, Output, StepRecord, StoredEvent, Wait, WaitState,
 };
 
 /// The reason a fire over its hourly limit is refused with.
 const OVER_LIMIT: &str = "max_fires_per_hour";
+
+/// The reason the waits of an ended job are refused with.
+pub const JOB_ENDED: &str = "the job ended";
 
 /// Runs `step` in a transaction and commits it.
 macro_rules! in_tx {
@@ -49,8 +54,25 @@ impl<B: Backend> Store for B {
         in_tx!(self, |tx| tx.set_outside_started(id).await?)
     }
 
-    async fn insert_wait(&self, wait: &Wait) -> StoreResult<Option<i64>> {
-        in_tx!(self, |tx| tx.insert_wait(wait).await?)
+    async fn insert_wait(&self, wait: &Wait) -> StoreResult<WaitInsert> {
+        let mut tx = self.begin().await?;
+        // The job row is read in the transaction that adds the wait, and `end_job` refuses the
+        // open waits in the transaction that ends the job, so a wait of an ended job is either
+        // refused here or refused there.
+        let running = tx
+            .job(&wait.job)
+            .await?
+            .is_some_and(|j| j.ended_at.is_none());
+        if !running {
+            tx.rollback().await?;
+            return Ok(WaitInsert::JobEnded);
+        }
+        let Some(seq) = tx.insert_wait(wait).await? else {
+            tx.rollback().await?;
+            return Ok(WaitInsert::NameTaken);
+        };
+        tx.commit().await?;
+        Ok(WaitInsert::Inserted(seq))
     }
 
     async fn open_waits_on(&self, source: &str, subject: &str) -> StoreResult<Vec<Wait>> {
@@ -75,8 +97,16 @@ impl<B: Backend> Store for B {
         in_tx!(self, |tx| tx.take_lease(name, holder, now, until).await?)
     }
 
-    async fn wait(&self, name: &str) -> StoreResult<Option<Wait>> {
-        self.read().await?.wait(name).await
+    async fn wait(&self, job: &str, name: &str) -> StoreResult<Option<Wait>> {
+        self.read().await?.wait(job, name).await
+    }
+
+    async fn waits_named(&self, name: &str) -> StoreResult<Vec<Wait>> {
+        self.read().await?.waits_named(name).await
+    }
+
+    async fn wait_by_seq(&self, seq: i64) -> StoreResult<Option<Wait>> {
+        self.read().await?.wait_by_seq(seq).await
     }
 
     async fn waits_of_job(&self, job: &str) -> StoreResult<Vec<Wait>> {
@@ -167,7 +197,7 @@ impl<B: Backend> Store for B {
     async fn claim(
         &self,
         candidate: &Candidate,
-        event: (&str, &str),
+        event: &Event,
         now: Timestamp,
     ) -> StoreResult<Claim> {
         let mut tx = self.begin().await?;
@@ -183,7 +213,7 @@ impl<B: Backend> Store for B {
 
     async fn route(
         &self,
-        event: (&str, &str),
+        event: &Event,
         candidates: &[Candidate],
         now: Timestamp,
         mark_routed: bool,
@@ -216,7 +246,7 @@ impl<B: Backend> Store for B {
             tx.set_outside_started(job).await?;
         }
         if mark_routed {
-            tx.set_routed(event.0, event.1).await?;
+            tx.set_routed(&event.source, &event.id).await?;
         }
         tx.commit().await?;
         Ok(outcomes)
@@ -232,13 +262,20 @@ impl<B: Backend> Store for B {
         let closing = Closing {
             state,
             event: None,
+            matched: None,
             reason,
             at: now,
         };
         in_tx!(self, |tx| tx.close_wait(wait_seq, closing).await?)
     }
 
-    async fn record_fire(&self, fire: &Fire, limit: Option<FireLimit>) -> StoreResult<FireOutcome> {
+    async fn record_fire(
+        &self,
+        fire: &Fire,
+        limit: Option<FireLimit>,
+        job: &Job,
+        audit: &AuditRecord,
+    ) -> StoreResult<FireOutcome> {
         let mut tx = self.begin().await?;
         tx.lock_fires(&fire.kind, &fire.name).await?;
         if tx.fire_exists(&fire.job).await? {
@@ -259,6 +296,21 @@ impl<B: Backend> Store for B {
             tx.rollback().await?;
             return Ok(FireOutcome::Duplicate);
         }
+        let mut audit = audit.clone();
+        match fire.state {
+            FireState::Started => {
+                // The job starts with its fire, outside-started from its first step (E11): a
+                // crash cannot leave a fire without its job.
+                tx.insert_job(job).await?;
+                tx.set_outside_started(&job.id).await?;
+                audit.data["outcome"] = "started".into();
+            }
+            FireState::Refused => {
+                audit.data["outcome"] = "refused".into();
+                audit.data["reason"] = fire.reason.clone().unwrap_or_default().into();
+            }
+        }
+        tx.append_audit(&audit).await?;
         tx.commit().await?;
         Ok(match fire.state {
             FireState::Started => FireOutcome::Started,
@@ -270,12 +322,38 @@ impl<B: Backend> Store for B {
         self.read().await?.fires().await
     }
 
+    async fn fire(&self, job: &str) -> StoreResult<Option<Fire>> {
+        self.read().await?.fire(job).await
+    }
+
+    async fn record_step(&self, step: &StepRecord) -> StoreResult<bool> {
+        in_tx!(self, |tx| tx.insert_step(step).await?)
+    }
+
+    async fn decide_step(
+        &self,
+        job: &str,
+        step: &str,
+        output: &serde_json::Value,
+        now: Timestamp,
+    ) -> StoreResult<bool> {
+        in_tx!(self, |tx| tx.decide_step(job, step, output, now).await?)
+    }
+
+    async fn steps_of_job(&self, job: &str) -> StoreResult<Vec<StepRecord>> {
+        self.read().await?.steps_of_job(job).await
+    }
+
     async fn append_audit(&self, record: &AuditRecord) -> StoreResult<()> {
         in_tx!(self, |tx| tx.append_audit(record).await?)
     }
 
     async fn audit(&self) -> StoreResult<Vec<AuditRecord>> {
         self.read().await?.audit().await
+    }
+
+    async fn audit_page(&self, after: i64, limit: u32) -> StoreResult<Vec<(i64, AuditRecord)>> {
+        self.read().await?.audit_page(after, limit).await
     }
 
     async fn count_refusal(
@@ -308,15 +386,31 @@ impl<B: Backend> Store for B {
         in_tx!(self, |tx| tx.insert_output(&output).await?)
     }
 
-    async fn end_job(&self, job: &str, now: Timestamp) -> StoreResult<bool> {
+    async fn end_job(&self, job: &str, now: Timestamp) -> StoreResult<Option<Vec<Wait>>> {
         let mut tx = self.begin().await?;
         if !tx.set_job_ended(job, now).await? {
             tx.rollback().await?;
-            return Ok(false);
+            return Ok(None);
         }
         tx.apply_outputs(job, now).await?;
+        let mut refused = Vec::new();
+        for wait in tx.waits_of_job(job).await? {
+            if wait.state != WaitState::Open {
+                continue;
+            }
+            let closing = Closing {
+                state: WaitState::Refused,
+                event: None,
+                matched: None,
+                reason: Some(JOB_ENDED),
+                at: now,
+            };
+            if tx.close_wait(wait.seq, closing).await? {
+                refused.push(wait);
+            }
+        }
         tx.commit().await?;
-        Ok(true)
+        Ok(Some(refused))
     }
 
     async fn outputs(&self, job: &str) -> StoreResult<Vec<Output>> {
@@ -338,23 +432,25 @@ impl<B: Backend> Store for B {
 async fn claim_in<T: Rows>(
     tx: &mut T,
     candidate: &Candidate,
-    event: (&str, &str),
+    event: &Event,
     now: Timestamp,
 ) -> StoreResult<Claim> {
+    let identity = (event.source.as_str(), event.id.as_str());
     if !tx
-        .insert_ledger(&candidate.job, event, candidate.wait_seq)
+        .insert_ledger(&candidate.job, identity, candidate.wait_seq)
         .await?
     {
         return Ok(Claim::JobHadEvent);
     }
     let closing = Closing {
         state: WaitState::Matched,
-        event: Some(event),
+        event: Some(identity),
+        matched: Some(event),
         reason: None,
         at: now,
     };
     if !tx.close_wait(candidate.wait_seq, closing).await? {
-        tx.delete_ledger(&candidate.job, event).await?;
+        tx.delete_ledger(&candidate.job, identity).await?;
         return Ok(Claim::NotOpen);
     }
     tx.append_audit(&candidate.audit).await?;

@@ -8,7 +8,8 @@ use std::time::Duration;
 
 use crate::clock::Timestamp;
 use crate::model::{
-    AuditRecord, Event, Fire, FireState, Job, Output, Since, StoredEvent, Wait, WaitSpec, WaitState,
+    AuditRecord, Event, Fire, FireState, Job, Output, Since, StepRecord, StepState, StoredEvent,
+    Wait, WaitSpec, WaitState,
 };
 
 use super::{StoreError, StoreResult};
@@ -76,6 +77,7 @@ pub(super) fn wait_from_row(row: &impl Columns) -> StoreResult<Wait> {
     };
     let state = WaitState::parse(&row.text("state")?).ok_or_else(|| bad_row("waits.state"))?;
     let event = row.opt_text("event_source")?.zip(row.opt_text("event_id")?);
+    let matched = event_data(row, "waits.event_data")?;
     Ok(Wait {
         seq: row.int("seq")?,
         name: row.text("name")?,
@@ -93,7 +95,36 @@ pub(super) fn wait_from_row(row: &impl Columns) -> StoreResult<Wait> {
         deadline: Timestamp(row.int("deadline")?),
         state,
         event,
+        matched,
         reason: row.opt_text("reason")?,
+    })
+}
+
+/// An event kept with a wait or a fire (`event_data`, JSON), if any.
+fn event_data(row: &impl Columns, what: &str) -> StoreResult<Option<Event>> {
+    row.opt_text("event_data")?
+        .map(|json| serde_json::from_str(&json).map_err(|_| bad_row(what)))
+        .transpose()
+}
+
+/// An event as `event_data` keeps it.
+pub(super) fn event_data_column(event: Option<&Event>) -> Option<String> {
+    event.map(|e| serde_json::to_string(e).unwrap_or_default())
+}
+
+pub(super) fn step_from_row(row: &impl Columns) -> StoreResult<StepRecord> {
+    let state = StepState::parse(&row.text("state")?).ok_or_else(|| bad_row("flow_steps.state"))?;
+    let output = match row.opt_text("output")? {
+        Some(json) => serde_json::from_str(&json).map_err(|_| bad_row("flow_steps.output"))?,
+        None => serde_json::Value::Null,
+    };
+    Ok(StepRecord {
+        job: row.text("job_id")?,
+        step: row.text("step_id")?,
+        state,
+        output,
+        details: row.opt_text("details")?,
+        at: Timestamp(row.int("at")?),
     })
 }
 
@@ -129,6 +160,7 @@ pub(super) fn fire_from_row(row: &impl Columns) -> StoreResult<Fire> {
         state,
         reason: row.opt_text("reason")?,
         at: Timestamp(row.int("at")?),
+        event: event_data(row, "fires.event_data")?,
     })
 }
 
@@ -171,7 +203,8 @@ pub(super) fn timeout_ms(wait: &Wait) -> i64 {
 
 /// The columns of a wait row, in `SELECT`s.
 pub(super) const WAIT_COLUMNS: &str = "seq, name, job_id, source, subject, types, filter, \
-     timeout_ms, since, after_seq, created_at, deadline, state, event_source, event_id, reason";
+     timeout_ms, since, after_seq, created_at, deadline, state, event_source, event_id, reason, \
+     event_data";
 
 /// `SELECT` of waits with a condition.
 macro_rules! select_waits {
@@ -201,9 +234,26 @@ macro_rules! sql_rows {
                 row.as_ref().map($crate::store::sql::job_from_row).transpose()
             }
 
-            async fn wait(&mut self, name: &str) -> $crate::store::StoreResult<Option<$crate::model::Wait>> {
-                let row = sqlx::query($crate::store::sql::select_waits!("WHERE name = $1"))
+            async fn wait(&mut self, job: &str, name: &str) -> $crate::store::StoreResult<Option<$crate::model::Wait>> {
+                let row = sqlx::query($crate::store::sql::select_waits!("WHERE job_id = $1 AND name = $2"))
+                    .bind(job)
                     .bind(name)
+                    .fetch_optional(self.conn())
+                    .await?;
+                row.as_ref().map($crate::store::sql::wait_from_row).transpose()
+            }
+
+            async fn waits_named(&mut self, name: &str) -> $crate::store::StoreResult<Vec<$crate::model::Wait>> {
+                let rows = sqlx::query($crate::store::sql::select_waits!("WHERE name = $1 ORDER BY seq"))
+                    .bind(name)
+                    .fetch_all(self.conn())
+                    .await?;
+                rows.iter().map($crate::store::sql::wait_from_row).collect()
+            }
+
+            async fn wait_by_seq(&mut self, seq: i64) -> $crate::store::StoreResult<Option<$crate::model::Wait>> {
+                let row = sqlx::query($crate::store::sql::select_waits!("WHERE seq = $1"))
+                    .bind(seq)
                     .fetch_optional(self.conn())
                     .await?;
                 row.as_ref().map($crate::store::sql::wait_from_row).transpose()
@@ -383,6 +433,39 @@ macro_rules! sql_rows {
                 rows.iter().map($crate::store::sql::fire_from_row).collect()
             }
 
+            async fn fire(&mut self, job: &str) -> $crate::store::StoreResult<Option<$crate::model::Fire>> {
+                let row = sqlx::query("SELECT * FROM fires WHERE job_id = $1")
+                    .bind(job)
+                    .fetch_optional(self.conn())
+                    .await?;
+                row.as_ref().map($crate::store::sql::fire_from_row).transpose()
+            }
+
+            async fn steps_of_job(&mut self, job: &str) -> $crate::store::StoreResult<Vec<$crate::model::StepRecord>> {
+                let rows = sqlx::query("SELECT * FROM flow_steps WHERE job_id = $1 ORDER BY seq")
+                    .bind(job)
+                    .fetch_all(self.conn())
+                    .await?;
+                rows.iter().map($crate::store::sql::step_from_row).collect()
+            }
+
+            async fn audit_page(
+                &mut self,
+                after: i64,
+                limit: u32,
+            ) -> $crate::store::StoreResult<Vec<(i64, $crate::model::AuditRecord)>> {
+                let rows = sqlx::query(
+                    "SELECT seq, at, action, data FROM audit WHERE seq > $1 ORDER BY seq LIMIT $2",
+                )
+                .bind(after)
+                .bind(i64::from(limit))
+                .fetch_all(self.conn())
+                .await?;
+                rows.iter()
+                    .map(|r| Ok(($crate::store::sql::Columns::int(r, "seq")?, $crate::store::sql::audit_from_row(r)?)))
+                    .collect()
+            }
+
             async fn audit(&mut self) -> $crate::store::StoreResult<Vec<$crate::model::AuditRecord>> {
                 let rows = sqlx::query("SELECT at, action, data FROM audit ORDER BY seq")
                     .fetch_all(self.conn())
@@ -466,7 +549,7 @@ macro_rules! sql_rows {
                     "INSERT INTO waits (name, job_id, source, subject, types, filter, timeout_ms, \
                      since, after_seq, created_at, deadline) \
                      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) \
-                     ON CONFLICT (name) DO NOTHING RETURNING seq",
+                     ON CONFLICT (job_id, name) DO NOTHING RETURNING seq",
                 )
                 .bind(&wait.name)
                 .bind(&wait.job)
@@ -487,13 +570,14 @@ macro_rules! sql_rows {
             async fn close_wait(&mut self, seq: i64, closing: $crate::store::rows::Closing<'_>) -> $crate::store::StoreResult<bool> {
                 let done = sqlx::query(
                     "UPDATE waits SET state = $1, event_source = $2, event_id = $3, reason = $4, \
-                     closed_at = $5 WHERE seq = $6 AND state = 'open'",
+                     closed_at = $5, event_data = $6 WHERE seq = $7 AND state = 'open'",
                 )
                 .bind(closing.state.as_str())
                 .bind(closing.event.map(|e| e.0))
                 .bind(closing.event.map(|e| e.1))
                 .bind(closing.reason)
                 .bind(closing.at.0)
+                .bind($crate::store::sql::event_data_column(closing.matched))
                 .bind(seq)
                 .execute(self.conn())
                 .await?;
@@ -617,8 +701,8 @@ macro_rules! sql_rows {
 
             async fn insert_fire(&mut self, fire: &$crate::model::Fire) -> $crate::store::StoreResult<bool> {
                 let done = sqlx::query(
-                    "INSERT INTO fires (job_id, kind, name, trigger, state, reason, at) \
-                     VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (job_id) DO NOTHING",
+                    "INSERT INTO fires (job_id, kind, name, trigger, state, reason, at, event_data) \
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (job_id) DO NOTHING",
                 )
                 .bind(&fire.job)
                 .bind(&fire.kind)
@@ -627,6 +711,43 @@ macro_rules! sql_rows {
                 .bind($crate::store::sql::fire_state(fire.state))
                 .bind(&fire.reason)
                 .bind(fire.at.0)
+                .bind($crate::store::sql::event_data_column(fire.event.as_ref()))
+                .execute(self.conn())
+                .await?;
+                Ok(done.rows_affected() == 1)
+            }
+
+            async fn insert_step(&mut self, step: &$crate::model::StepRecord) -> $crate::store::StoreResult<bool> {
+                let done = sqlx::query(
+                    "INSERT INTO flow_steps (job_id, step_id, state, output, details, at) \
+                     VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (job_id, step_id) DO NOTHING",
+                )
+                .bind(&step.job)
+                .bind(&step.step)
+                .bind(step.state.as_str())
+                .bind((!step.output.is_null()).then(|| step.output.to_string()))
+                .bind(&step.details)
+                .bind(step.at.0)
+                .execute(self.conn())
+                .await?;
+                Ok(done.rows_affected() == 1)
+            }
+
+            async fn decide_step(
+                &mut self,
+                job: &str,
+                step: &str,
+                output: &serde_json::Value,
+                at: $crate::clock::Timestamp,
+            ) -> $crate::store::StoreResult<bool> {
+                let done = sqlx::query(
+                    "UPDATE flow_steps SET state = 'decided', output = $1, decided_at = $2 \
+                     WHERE job_id = $3 AND step_id = $4 AND state = 'pending'",
+                )
+                .bind(output.to_string())
+                .bind(at.0)
+                .bind(job)
+                .bind(step)
                 .execute(self.conn())
                 .await?;
                 Ok(done.rows_affected() == 1)

@@ -48,6 +48,11 @@ fn migrator() -> Migrator {
             "routing",
             include_str!("../../migrations/0003_routing.sql"),
         ),
+        migration(
+            4,
+            "kept_events",
+            include_str!("../../migrations/0004_kept_events.sql"),
+        ),
     ])
 }
 

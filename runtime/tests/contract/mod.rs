@@ -3,9 +3,12 @@
 
 use ozcheck_runtime::clock::Timestamp;
 use ozcheck_runtime::model::{
-    AuditRecord, Event, Fire, FireState, Job, Since, Wait, WaitSpec, WaitState,
+    AuditRecord, Event, Fire, FireState, Job, Since, StepRecord, StepState, Wait, WaitSpec,
+    WaitState,
 };
-use ozcheck_runtime::store::{Candidate, Claim, FireLimit, FireOutcome, Received, Store};
+use ozcheck_runtime::store::{
+    Candidate, Claim, FireLimit, FireOutcome, Received, Store, WaitInsert,
+};
 use serde_json::json;
 
 fn event(id: &str) -> Event {
@@ -27,6 +30,15 @@ pub async fn store_contract<S: Store>(store: S) {
     claims(&store).await;
     shared_index(&store).await;
     leases(&store).await;
+    kept_events_and_ended_jobs(&store).await;
+    flow_steps_and_audit_pages(&store).await;
+}
+
+fn inserted(insert: WaitInsert) -> i64 {
+    match insert {
+        WaitInsert::Inserted(seq) => seq,
+        other => panic!("not inserted: {other:?}"),
+    }
 }
 
 async fn sequences_fires_refusals_outputs_flags<S: Store>(store: &S) {
@@ -51,30 +63,56 @@ async fn sequences_fires_refusals_outputs_flags<S: Store>(store: &S) {
         state: FireState::Started,
         reason: None,
         at: Timestamp(at),
+        event: Some(event(job)),
     };
     let limit = Some(FireLimit {
         max: 1,
         window_start: Timestamp(0),
     });
+    let record = |f: &Fire| {
+        let fired = self::job(&f.job);
+        let audit = AuditRecord {
+            at: f.at,
+            action: "event.match".into(),
+            data: json!({"job": f.job}),
+        };
+        (fired, audit)
+    };
+    let fire_once = async |f: Fire, limit| {
+        let (fired, audit) = record(&f);
+        store.record_fire(&f, limit, &fired, &audit).await.unwrap()
+    };
+    let audit_before = store.audit().await.unwrap().len();
+    assert_eq!(fire_once(fire("x", 1), limit).await, FireOutcome::Started);
+    assert_eq!(fire_once(fire("x", 2), limit).await, FireOutcome::Duplicate);
     assert_eq!(
-        store.record_fire(&fire("x", 1), limit).await.unwrap(),
-        FireOutcome::Started
-    );
-    assert_eq!(
-        store.record_fire(&fire("x", 2), limit).await.unwrap(),
-        FireOutcome::Duplicate
-    );
-    assert_eq!(
-        store.record_fire(&fire("y", 3), limit).await.unwrap(),
+        fire_once(fire("y", 3), limit).await,
         FireOutcome::Refused("max_fires_per_hour".into())
     );
     let later = Some(FireLimit {
         max: 1,
         window_start: Timestamp(2),
     });
+    assert_eq!(fire_once(fire("z", 4), later).await, FireOutcome::Started);
+    // A started fire's job and each fire's record commit with it; a refused fire starts no job.
+    assert!(store.job("x").await.unwrap().is_some());
+    assert!(store.job("y").await.unwrap().is_none());
+    let outcomes: Vec<_> = store.audit().await.unwrap()[audit_before..]
+        .iter()
+        .map(|r| (r.data["job"].clone(), r.data["outcome"].clone()))
+        .collect();
     assert_eq!(
-        store.record_fire(&fire("z", 4), later).await.unwrap(),
-        FireOutcome::Started
+        outcomes,
+        [
+            (json!("x"), json!("started")),
+            (json!("y"), json!("refused")),
+            (json!("z"), json!("started"))
+        ]
+    );
+    assert_eq!(
+        store.fire("x").await.unwrap().and_then(|f| f.event),
+        Some(event("x")),
+        "a fire keeps its event"
     );
 
     assert_eq!(
@@ -124,9 +162,12 @@ async fn sequences_fires_refusals_outputs_flags<S: Store>(store: &S) {
         applied(store.outputs("j").await.unwrap()),
         [None, Some(Timestamp(6))]
     );
-    assert!(store.end_job("j", Timestamp(9)).await.unwrap());
-    assert!(!store.end_job("j", Timestamp(10)).await.unwrap());
-    assert!(!store.end_job("nobody", Timestamp(10)).await.unwrap());
+    assert_eq!(
+        store.end_job("j", Timestamp(9)).await.unwrap(),
+        Some(vec![])
+    );
+    assert_eq!(store.end_job("j", Timestamp(10)).await.unwrap(), None);
+    assert_eq!(store.end_job("nobody", Timestamp(10)).await.unwrap(), None);
     assert_eq!(
         applied(store.outputs("j").await.unwrap()),
         [Some(Timestamp(9)), Some(Timestamp(6))]
@@ -227,6 +268,7 @@ fn wait(name: &str, job: &str, subject: Option<&str>, deadline: i64) -> Wait {
         deadline: Timestamp(deadline),
         state: WaitState::Open,
         event: None,
+        matched: None,
         reason: None,
     }
 }
@@ -250,34 +292,38 @@ async fn matches<S: Store>(store: &S) -> usize {
 
 /// One wait per job, oldest first; a lost claim gives its ledger row back.
 async fn claims<S: Store>(store: &S) {
+    let base = matches(store).await;
     for id in ["cj", "ck", "cm"] {
         assert!(store.insert_job(&job(id)).await.unwrap());
     }
-    let w1 = store
-        .insert_wait(&wait("c1", "cj", None, 1000))
-        .await
-        .unwrap()
-        .unwrap();
-    let w2 = store
-        .insert_wait(&wait("c2", "cj", Some("s"), 1000))
-        .await
-        .unwrap()
-        .unwrap();
-    let w3 = store
-        .insert_wait(&wait("c3", "ck", Some("s"), 1000))
-        .await
-        .unwrap()
-        .unwrap();
+    let w1 = inserted(
+        store
+            .insert_wait(&wait("c1", "cj", None, 1000))
+            .await
+            .unwrap(),
+    );
+    let w2 = inserted(
+        store
+            .insert_wait(&wait("c2", "cj", Some("s"), 1000))
+            .await
+            .unwrap(),
+    );
+    let w3 = inserted(
+        store
+            .insert_wait(&wait("c3", "ck", Some("s"), 1000))
+            .await
+            .unwrap(),
+    );
     assert_eq!(
         store.insert_wait(&wait("c3", "ck", None, 1)).await.unwrap(),
-        None
+        WaitInsert::NameTaken
     );
     store
         .insert_event(&event("ce"), Timestamp(3))
         .await
         .unwrap()
         .unwrap();
-    let key = ("ci", "ce");
+    let key = &event("ce");
     let outcomes = store
         .route(
             key,
@@ -295,17 +341,21 @@ async fn claims<S: Store>(store: &S) {
         outcomes,
         [Claim::Claimed, Claim::JobHadEvent, Claim::Claimed]
     );
-    let c1 = store.wait("c1").await.unwrap().unwrap();
+    let c1 = store.wait("cj", "c1").await.unwrap().unwrap();
     assert_eq!(
-        (c1.state, c1.event),
-        (WaitState::Matched, Some(("ci".into(), "ce".into())))
+        (c1.state, c1.event, c1.matched),
+        (
+            WaitState::Matched,
+            Some(("ci".into(), "ce".into())),
+            Some(event("ce"))
+        )
     );
     assert_eq!(
-        store.wait("c2").await.unwrap().unwrap().state,
+        store.wait("cj", "c2").await.unwrap().unwrap().state,
         WaitState::Open
     );
     assert!(store.job("cj").await.unwrap().unwrap().outside_started);
-    assert_eq!(matches(store).await, 2);
+    assert_eq!(matches(store).await, base + 2);
     // A job never gets one event twice, and a wait changes state once.
     assert_eq!(
         store
@@ -314,16 +364,18 @@ async fn claims<S: Store>(store: &S) {
             .unwrap(),
         Claim::JobHadEvent
     );
-    let m1 = store
-        .insert_wait(&wait("m1", "cm", None, 1000))
-        .await
-        .unwrap()
-        .unwrap();
-    let m2 = store
-        .insert_wait(&wait("m2", "cm", None, 1000))
-        .await
-        .unwrap()
-        .unwrap();
+    let m1 = inserted(
+        store
+            .insert_wait(&wait("m1", "cm", None, 1000))
+            .await
+            .unwrap(),
+    );
+    let m2 = inserted(
+        store
+            .insert_wait(&wait("m2", "cm", None, 1000))
+            .await
+            .unwrap(),
+    );
     assert!(
         store
             .close(m1, WaitState::TimedOut, None, Timestamp(5))
@@ -350,7 +402,7 @@ async fn claims<S: Store>(store: &S) {
             .unwrap(),
         Claim::Claimed
     );
-    assert_eq!(matches(store).await, 3);
+    assert_eq!(matches(store).await, base + 3);
     assert!(store.job("ck").await.unwrap().unwrap().outside_started);
     // Look-back leaves out what the job's ledger holds.
     let ids = |events: Vec<ozcheck_runtime::model::StoredEvent>| {
@@ -375,21 +427,24 @@ async fn claims<S: Store>(store: &S) {
 /// The index that edges sharing a database route through, and the due deadlines.
 async fn shared_index<S: Store>(store: &S) {
     assert!(store.insert_job(&job("ij")).await.unwrap());
-    let a = store
-        .insert_wait(&wait("ia", "ij", Some("x"), 500))
-        .await
-        .unwrap()
-        .unwrap();
-    let b = store
-        .insert_wait(&wait("ib", "ij", None, 400))
-        .await
-        .unwrap()
-        .unwrap();
-    let c = store
-        .insert_wait(&wait("ic", "ij", Some("y"), 400))
-        .await
-        .unwrap()
-        .unwrap();
+    let a = inserted(
+        store
+            .insert_wait(&wait("ia", "ij", Some("x"), 500))
+            .await
+            .unwrap(),
+    );
+    let b = inserted(
+        store
+            .insert_wait(&wait("ib", "ij", None, 400))
+            .await
+            .unwrap(),
+    );
+    let c = inserted(
+        store
+            .insert_wait(&wait("ic", "ij", Some("y"), 400))
+            .await
+            .unwrap(),
+    );
     let seqs = |waits: Vec<Wait>| waits.into_iter().map(|w| w.seq).collect::<Vec<_>>();
     let on_x = seqs(store.open_waits_on("ci", "x").await.unwrap());
     assert!(
@@ -476,4 +531,166 @@ async fn leases<S: Store>(store: &S) {
             .await
             .unwrap()
     );
+}
+
+/// Names are per job; a matched wait keeps its event past a purge; ending a job refuses its
+/// open waits in the same step, and an ended job registers no wait.
+async fn kept_events_and_ended_jobs<S: Store>(store: &S) {
+    for id in ["kj", "kk"] {
+        assert!(store.insert_job(&job(id)).await.unwrap());
+    }
+    let a = inserted(
+        store
+            .insert_wait(&wait("same", "kj", None, 9000))
+            .await
+            .unwrap(),
+    );
+    let b = inserted(
+        store
+            .insert_wait(&wait("same", "kk", None, 9000))
+            .await
+            .unwrap(),
+    );
+    assert_ne!(a, b);
+    let named: Vec<_> = store
+        .waits_named("same")
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|w| w.job)
+        .collect();
+    assert_eq!(named, ["kj", "kk"]);
+    assert_eq!(store.wait_by_seq(b).await.unwrap().unwrap().job, "kk");
+    store
+        .insert_event(&event("ke"), Timestamp(7000))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        store
+            .claim(&candidate(a, "kj"), &event("ke"), Timestamp(7001))
+            .await
+            .unwrap(),
+        Claim::Claimed
+    );
+    store.purge_events(Timestamp(i64::MAX)).await.unwrap();
+    assert!(store.event("ci", "ke").await.unwrap().is_none());
+    let kept = store.wait("kj", "same").await.unwrap().unwrap();
+    assert_eq!(kept.matched, Some(event("ke")), "the wait keeps its event");
+
+    let open = inserted(
+        store
+            .insert_wait(&wait("later", "kk", None, 9000))
+            .await
+            .unwrap(),
+    );
+    let refused = store.end_job("kk", Timestamp(8000)).await.unwrap().unwrap();
+    let seqs: Vec<i64> = refused.iter().map(|w| w.seq).collect();
+    assert_eq!(seqs, [b, open]);
+    for seq in [b, open] {
+        let w = store.wait_by_seq(seq).await.unwrap().unwrap();
+        assert_eq!(
+            (w.state, w.reason.as_deref()),
+            (WaitState::Refused, Some("the job ended"))
+        );
+        assert_eq!(
+            store
+                .claim(&candidate(seq, "kk"), &event("kf"), Timestamp(8001))
+                .await
+                .unwrap(),
+            Claim::NotOpen
+        );
+    }
+    assert_eq!(
+        store
+            .insert_wait(&wait("after", "kk", None, 9000))
+            .await
+            .unwrap(),
+        WaitInsert::JobEnded
+    );
+    assert_eq!(
+        store
+            .insert_wait(&wait("w", "nobody", None, 9000))
+            .await
+            .unwrap(),
+        WaitInsert::JobEnded
+    );
+}
+
+/// Flow steps are recorded once and decided once; audit pages follow their cursor.
+async fn flow_steps_and_audit_pages<S: Store>(store: &S) {
+    let step = |id: &str, state| StepRecord {
+        job: "fj".into(),
+        step: id.into(),
+        state,
+        output: if state == StepState::Pending {
+            serde_json::Value::Null
+        } else {
+            json!({"matched": false})
+        },
+        details: Some(format!("details of {id}")),
+        at: Timestamp(1),
+    };
+    assert!(
+        store
+            .record_step(&step("a", StepState::Skipped))
+            .await
+            .unwrap()
+    );
+    assert!(
+        !store
+            .record_step(&step("a", StepState::Pending))
+            .await
+            .unwrap()
+    );
+    assert!(
+        store
+            .record_step(&step("b", StepState::Pending))
+            .await
+            .unwrap()
+    );
+    let yes = json!({"approved": true});
+    assert!(
+        !store
+            .decide_step("fj", "a", &yes, Timestamp(2))
+            .await
+            .unwrap()
+    );
+    assert!(
+        store
+            .decide_step("fj", "b", &yes, Timestamp(2))
+            .await
+            .unwrap()
+    );
+    assert!(
+        !store
+            .decide_step("fj", "b", &yes, Timestamp(3))
+            .await
+            .unwrap()
+    );
+    let steps = store.steps_of_job("fj").await.unwrap();
+    let summary: Vec<_> = steps
+        .iter()
+        .map(|s| (s.step.as_str(), s.state, s.output.clone()))
+        .collect();
+    assert_eq!(
+        summary,
+        [
+            ("a", StepState::Skipped, json!({"matched": false})),
+            ("b", StepState::Decided, yes)
+        ]
+    );
+    assert_eq!(steps[1].details.as_deref(), Some("details of b"));
+
+    let all = store.audit().await.unwrap();
+    let mut paged = Vec::new();
+    let mut after = 0;
+    loop {
+        let page = store.audit_page(after, 3).await.unwrap();
+        let Some((last, _)) = page.last() else { break };
+        after = *last;
+        assert!(page.len() <= 3);
+        paged.extend(page.into_iter().map(|(_, r)| r));
+    }
+    assert_eq!(paged, all);
 }

@@ -1,11 +1,12 @@
-//! The reference runtime's side of the conformance protocol: one function per operation
-//! (`ops.rs`), over a session (`session.rs`) of one or more edges on a store (a `SQLite` file in
-//! a temporary directory, or a fresh schema of a `PostgreSQL` database) and a manual clock. The
-//! in-process runner and the `conformance-adapter` subcommand both go through
-//! [`ReferenceAdapter::handle_line`], so the two paths cannot differ.
+//! The reference runtime's side of the conformance protocol: a session per `reset`
+//! (`session.rs`: one or more edges on a store — a `SQLite` file in a temporary directory, or a
+//! fresh schema of a `PostgreSQL` database — each behind a crash switch, on a manual clock), the
+//! session's lifecycle (`reset`, `restart`, `configure`, `crash_point`, `shutdown`) and the
+//! dispatch of every other operation to `ops.rs`. The in-process runner and the
+//! `conformance-adapter` subcommand both go through [`ReferenceAdapter::handle_line`], so the
+//! two paths cannot differ.
 //!
-//! New operations (e.g. the probe waits' `wait_for`) are added as one arm in
-//! [`ReferenceAdapter::dispatch`] and one function.
+//! New operations are added as one arm in `ops::dispatch` and one function.
 
 mod ops;
 mod session;
@@ -18,13 +19,14 @@ use crate::args::parse_duration;
 use crate::clock::{ManualClock, Timestamp};
 use crate::config::Config;
 use crate::error::RuntimeError;
+use crate::faults::Plan;
 use crate::store::{PostgresStore, SqliteStore, StoreError};
-use crate::triggers::{KILL_SWITCH, paused_key};
 use session::{Place, Session, SessionStore};
 
 pub use session::{DEFAULT_NODE, MAX_NODES, release_schemas};
 
-/// The protocol's name and version.
+/// The protocol's name and version. Version 1 grows only by operations and optional fields
+/// (an adapter lists its operations in `hello`), so every version-1 adapter keeps working.
 pub const PROTOCOL: &str = "ozcheck-conformance/1";
 
 /// The operations this adapter implements.
@@ -32,6 +34,8 @@ pub const OPS: &[&str] = &[
     "hello",
     "reset",
     "restart",
+    "configure",
+    "crash_point",
     "advance",
     "start_job",
     "wait_for_event",
@@ -47,7 +51,21 @@ pub const OPS: &[&str] = &[
     "output",
     "end_job",
     "outputs",
+    "approve",
     "shutdown",
+];
+
+/// The named crash points of `crash_point` (docs/conformance.md): each is the row steps to see
+/// first, and the step to crash at (any step when `None`).
+pub const CRASH_POINTS: &[(&str, &[&str], Option<&str>)] = &[
+    ("inside-receive", &["insert_event"], None),
+    ("after-receive", &["insert_event", "commit"], None),
+    ("inside-claim", &["insert_ledger"], None),
+    ("after-claim", &["insert_ledger", "commit"], None),
+    ("inside-fire", &["insert_fire"], None),
+    ("after-fire", &["insert_fire", "commit"], None),
+    ("at-routed-mark", &[], Some("set_routed")),
+    ("inside-step", &["insert_wait"], None),
 ];
 
 /// An operation's failure, as the protocol reports it.
@@ -88,7 +106,7 @@ impl From<StoreError> for OpError {
     }
 }
 
-type OpResult = Result<Value, OpError>;
+pub(super) type OpResult = Result<Value, OpError>;
 
 /// Where the adapter keeps each session's store.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -134,7 +152,7 @@ pub struct ReferenceAdapter {
     probe: crate::probe::conformance::ProbeSession,
 }
 
-fn str_arg<'a>(args: &'a Value, key: &str) -> Result<&'a str, OpError> {
+pub(super) fn str_arg<'a>(args: &'a Value, key: &str) -> Result<&'a str, OpError> {
     args.get(key)
         .and_then(Value::as_str)
         .ok_or_else(|| OpError::new("invalid_args", format!("`{key}` (a string) is required")))
@@ -178,11 +196,12 @@ impl ReferenceAdapter {
     /// Runs one operation.
     pub async fn dispatch(self: &Arc<Self>, op: &str, args: &Value) -> OpResult {
         match op {
-            "hello" => Ok(
-                json!({"impl": "ozcheck-runtime", "version": env!("CARGO_PKG_VERSION"),
-                       "protocol": PROTOCOL, "nodes": session::MAX_NODES,
-                       "ops": OPS.iter().chain(crate::probe::conformance::PROBE_OPS).collect::<Vec<_>>()}),
-            ),
+            "hello" => Ok(json!({
+                "impl": "ozcheck-runtime", "version": env!("CARGO_PKG_VERSION"),
+                "protocol": PROTOCOL, "nodes": session::MAX_NODES,
+                "ops": OPS.iter().chain(crate::probe::conformance::PROBE_OPS).collect::<Vec<_>>(),
+                "crash_points": CRASH_POINTS.iter().map(|p| p.0).collect::<Vec<_>>(),
+            })),
             "reset" => {
                 self.probe.reset();
                 self.reset(args).await
@@ -266,62 +285,83 @@ impl AnySession {
     }
 }
 
-/// Runs an operation of a session.
+/// Runs an operation of a session. An operation that hit an armed crash point answers
+/// `crashed`, whatever error the dead store made of it.
 async fn on_session<S: SessionStore>(s: &Session<S>, op: &str, args: &Value) -> OpResult {
-    match op {
+    let result = match op {
         "restart" => restart(s, args).await,
-        "advance" => ops::advance(s, args).await,
-        "start_job" => ops::start_job(s, args).await,
-        "wait_for_event" => ops::wait_for_event(s, args).await,
-        "poll" => ops::poll(s, args).await,
-        "job" => ops::job(s, args).await,
-        "waits" => Ok(json!({"lines": s.edge(args)?.runtime.waiting_lines().await?})),
-        "deliver" => ops::deliver(s, args).await,
-        "fires" => ops::fires(s, args).await,
-        "routine_control" => {
-            let routine = str_arg(args, "routine")?;
-            let paused = args.get("paused").and_then(Value::as_bool).unwrap_or(false);
-            s.edge(args)?
-                .store
-                .set_flag(&paused_key(routine), paused)
-                .await?;
-            Ok(json!({}))
-        }
-        "kill_switch" => {
-            let on = args.get("on").and_then(Value::as_bool).unwrap_or(false);
-            s.edge(args)?.store.set_flag(KILL_SWITCH, on).await?;
-            Ok(json!({}))
-        }
-        "audit" => ops::audit(s, args).await,
+        "configure" => configure(s, args),
+        "crash_point" => crash_point(s, args),
         "log" => Ok(json!({"lines": log_lines(s, args)?})),
-        "output" => {
-            let apply_now = match args.get("apply").and_then(Value::as_str) {
-                None | Some("end") => false,
-                Some("now") => true,
-                Some(other) => {
-                    return Err(OpError::new(
-                        "invalid_args",
-                        format!("`apply` is `{other}`: it must be `now` or `end`"),
-                    ));
-                }
-            };
-            let job = str_arg(args, "job")?;
-            s.edge(args)?
-                .runtime
-                .call_output(job, str_arg(args, "name")?, apply_now)
-                .await?;
-            Ok(json!({}))
-        }
-        "end_job" => {
-            s.edge(args)?.runtime.end_job(str_arg(args, "job")?).await?;
-            Ok(json!({}))
-        }
-        "outputs" => ops::outputs(s, args).await,
-        _ => Err(OpError::new(
-            "unknown_op",
-            format!("the reference adapter has no operation `{op}`"),
+        _ => ops::dispatch(s, op, args).await,
+    };
+    match (result, s.crashed()) {
+        (Err(_), Some(at)) => Err(OpError::new(
+            "crashed",
+            format!("the runtime crashed at {at}"),
         )),
+        (result, _) => result,
     }
+}
+
+/// `configure {sources?, routines?, flows?}`: a plugin is saved; each list given replaces the
+/// one in force on every edge. Refused (and nothing changes) with the code of the first problem.
+fn configure<S: SessionStore>(s: &Session<S>, args: &Value) -> OpResult {
+    let Some(changes) = args.as_object() else {
+        return Err(OpError::new("invalid_args", "`configure` takes a mapping"));
+    };
+    let mut config =
+        serde_json::to_value(&*s.config()).map_err(|e| OpError::new("runtime", e.to_string()))?;
+    for (key, value) in changes {
+        if !["sources", "routines", "flows"].contains(&key.as_str()) {
+            return Err(OpError::new(
+                "invalid_args",
+                format!("`configure` changes sources, routines or flows, not `{key}`"),
+            ));
+        }
+        config[key] = value.clone();
+    }
+    let config: Config = serde_json::from_value(config)
+        .map_err(|e| OpError::new("invalid_args", format!("configure: {e}")))?;
+    crate::configure::check(&config)?;
+    s.reconfigure(config);
+    Ok(json!({}))
+}
+
+/// `crash_point {point, node?}` (a named point), or `{after: [steps], at?: step}` / `{step: N}`
+/// (the reference runtime's own row steps): the next operations of the edge crash there.
+fn crash_point<S: SessionStore>(s: &Session<S>, args: &Value) -> OpResult {
+    let plan = if let Some(name) = args.get("point").and_then(Value::as_str) {
+        let (_, after, at) = CRASH_POINTS.iter().find(|p| p.0 == name).ok_or_else(|| {
+            let names: Vec<&str> = CRASH_POINTS.iter().map(|p| p.0).collect();
+            OpError::new(
+                "invalid_args",
+                format!(
+                    "no crash point `{name}`; the points are {}",
+                    names.join(", ")
+                ),
+            )
+        })?;
+        Plan::After {
+            after: after.iter().map(|s| (*s).to_owned()).collect(),
+            at: at.map(str::to_owned),
+        }
+    } else if let Some(step) = args.get("step").and_then(Value::as_u64) {
+        Plan::AtStep(step)
+    } else {
+        let after = args
+            .get("after")
+            .and_then(Value::as_array)
+            .ok_or_else(|| OpError::new("invalid_args", "`point`, `step` or `after` is required"))?
+            .iter()
+            .map(|v| v.as_str().map(str::to_owned))
+            .collect::<Option<Vec<_>>>()
+            .ok_or_else(|| OpError::new("invalid_args", "`after` is a list of step names"))?;
+        let at = args.get("at").and_then(Value::as_str).map(str::to_owned);
+        Plan::After { after, at }
+    };
+    s.edge(args)?.faults.arm(plan);
+    Ok(json!({}))
 }
 
 /// `restart {mode, down_for?, node?}`: one edge, or all of them.

@@ -1,5 +1,6 @@
-//! The operations of the event-wait protocol, one function each, on the edge a step names
-//! (`node`) of a [`Session`].
+//! The operations of the event-wait protocol (`docs/conformance.md`), one function each, on the
+//! edge a step names (`node`) of a [`Session`]: jobs and waits, deliveries, fires, audit,
+//! outputs, approvals, time.
 
 use serde_json::{Value, json};
 
@@ -7,13 +8,85 @@ use super::session::{Edge, Session, SessionStore};
 use super::{NowTs, OpError, OpResult, str_arg};
 use crate::args::parse_duration;
 use crate::clock::Timestamp;
-use crate::config::Config;
 use crate::jobs::JobStart;
-use crate::model::{FireState, Wait, WaitState};
-use crate::render;
+use crate::model::Wait;
 use crate::source::Delivery;
+use crate::store::Store;
+use crate::triggers::{KILL_SWITCH, paused_key};
+use crate::views;
 
-pub(super) async fn advance<S: SessionStore>(s: &Session<S>, args: &Value) -> OpResult {
+/// Runs an operation on a session; `unknown_op` for one this adapter does not have.
+pub(super) async fn dispatch<S: SessionStore>(s: &Session<S>, op: &str, args: &Value) -> OpResult {
+    match op {
+        "advance" => advance(s, args).await,
+        "start_job" => start_job(s, args).await,
+        "wait_for_event" => wait_for_event(s, args).await,
+        "poll" => poll(s, args).await,
+        "job" => job(s, args).await,
+        "waits" => Ok(json!({"lines": s.edge(args)?.runtime.waiting_lines().await?})),
+        "deliver" => deliver(s, args).await,
+        "fires" => fires(s, args).await,
+        "routine_control" => {
+            let routine = str_arg(args, "routine")?;
+            let paused = args.get("paused").and_then(Value::as_bool).unwrap_or(false);
+            s.edge(args)?
+                .store
+                .set_flag(&paused_key(routine), paused)
+                .await?;
+            Ok(json!({}))
+        }
+        "kill_switch" => {
+            let on = args.get("on").and_then(Value::as_bool).unwrap_or(false);
+            s.edge(args)?.store.set_flag(KILL_SWITCH, on).await?;
+            Ok(json!({}))
+        }
+        "audit" => audit(s, args).await,
+        "output" => output(s, args).await,
+        "end_job" => {
+            s.edge(args)?.runtime.end_job(str_arg(args, "job")?).await?;
+            Ok(json!({}))
+        }
+        "outputs" => outputs(s, args).await,
+        "approve" => {
+            let approved = args
+                .get("approved")
+                .and_then(Value::as_bool)
+                .ok_or_else(|| {
+                    OpError::new("invalid_args", "`approved` (a boolean) is required")
+                })?;
+            s.edge(args)?
+                .runtime
+                .approve(str_arg(args, "job")?, str_arg(args, "step")?, approved)
+                .await?;
+            Ok(json!({}))
+        }
+        _ => Err(OpError::new(
+            "unknown_op",
+            format!("the reference adapter has no operation `{op}`"),
+        )),
+    }
+}
+
+async fn output<S: SessionStore>(s: &Session<S>, args: &Value) -> OpResult {
+    let apply_now = match args.get("apply").and_then(Value::as_str) {
+        None | Some("end") => false,
+        Some("now") => true,
+        Some(other) => {
+            return Err(OpError::new(
+                "invalid_args",
+                format!("`apply` is `{other}`: it must be `now` or `end`"),
+            ));
+        }
+    };
+    let job = str_arg(args, "job")?;
+    s.edge(args)?
+        .runtime
+        .call_output(job, str_arg(args, "name")?, apply_now)
+        .await?;
+    Ok(json!({}))
+}
+
+async fn advance<S: SessionStore>(s: &Session<S>, args: &Value) -> OpResult {
     let by = str_arg(args, "by")?;
     let by = parse_duration(by)
         .ok_or_else(|| OpError::new("invalid_args", format!("`{by}` is not a duration")))?;
@@ -66,7 +139,7 @@ async fn fire_due<S: SessionStore>(sweepers: &[std::sync::Arc<Edge<S>>]) -> Resu
     Ok(fired)
 }
 
-pub(super) async fn start_job<S: SessionStore>(s: &Session<S>, args: &Value) -> OpResult {
+async fn start_job<S: SessionStore>(s: &Session<S>, args: &Value) -> OpResult {
     let e = s.edge(args)?;
     let timeout = match args.get("timeout").and_then(Value::as_str) {
         None => None,
@@ -99,7 +172,7 @@ pub(super) async fn start_job<S: SessionStore>(s: &Session<S>, args: &Value) -> 
     )
 }
 
-pub(super) async fn wait_for_event<S: SessionStore>(s: &Session<S>, args: &Value) -> OpResult {
+async fn wait_for_event<S: SessionStore>(s: &Session<S>, args: &Value) -> OpResult {
     let e = s.edge(args)?;
     let job = str_arg(args, "job")?;
     let name = str_arg(args, "wait")?;
@@ -113,75 +186,29 @@ pub(super) async fn wait_for_event<S: SessionStore>(s: &Session<S>, args: &Value
     wait_json(s, &e, &wait).await
 }
 
-pub(super) async fn poll<S: SessionStore>(s: &Session<S>, args: &Value) -> OpResult {
+async fn poll<S: SessionStore>(s: &Session<S>, args: &Value) -> OpResult {
     let e = s.edge(args)?;
     let name = str_arg(args, "wait")?;
-    let wait = e
-        .store
-        .wait(name)
-        .await?
-        .ok_or_else(|| OpError::new("not_found", format!("no wait `{name}`")))?;
+    let job = args.get("job").and_then(Value::as_str);
+    let wait = e.runtime.find_wait(job, name).await?;
     wait_json(s, &e, &wait).await
 }
 
 async fn wait_json<S: SessionStore>(s: &Session<S>, e: &Edge<S>, wait: &Wait) -> OpResult {
-    let event = match &wait.event {
-        Some((source, id)) => e.store.event(source, id).await?.map(|e| e.event),
-        None => None,
-    };
-    let now = s.clock.now_ts();
-    let output = render::step_output(wait, event.as_ref());
-    let answer = render::wait_answer(wait, event.as_ref());
-    Ok(json!({
-        "wait": wait.name,
-        "job": wait.job,
-        "state": wait.state.as_str(),
-        "source": wait.spec.source,
-        "types": wait.spec.types,
-        "subject": wait.spec.subject,
-        "filter": wait.spec.filter,
-        "since": wait.spec.since.as_str(),
-        "timeout_ms": wait.spec.timeout.as_millis() as u64,
-        "deadline": wait.deadline.to_rfc3339(),
-        "remaining_ms": if wait.state == WaitState::Open { json!(now.until(wait.deadline).as_millis() as u64) } else { Value::Null },
-        "reason": wait.reason,
-        "event": event.map(|e| e.to_json()),
-        "output": output,
-        "answer": answer,
-    }))
+    let event = e.runtime.wait_event(wait).await?;
+    Ok(views::wait(wait, event.as_ref(), s.clock.now_ts()))
 }
 
-pub(super) async fn job<S: SessionStore>(s: &Session<S>, args: &Value) -> OpResult {
+async fn job<S: SessionStore>(s: &Session<S>, args: &Value) -> OpResult {
     let e = s.edge(args)?;
     let id = str_arg(args, "job")?;
-    let job = e
-        .store
-        .job(id)
-        .await?
-        .ok_or_else(|| OpError::new("not_found", format!("no job `{id}`")))?;
-    let now = s.clock.now_ts();
+    let job = e.runtime.job(id).await?;
     let waits = e.store.waits_of_job(id).await?;
-    let open: Vec<Value> = waits
-        .iter()
-        .filter(|w| w.state == WaitState::Open)
-        .map(|w| {
-            json!({"wait": w.name, "source": w.spec.source, "types": w.spec.types,
-                   "subject": w.spec.subject, "filter": w.spec.filter,
-                   "deadline": w.deadline.to_rfc3339(),
-                   "description": render::waiting_line(&w.spec, now.until(w.deadline))})
-        })
-        .collect();
-    let all: Vec<Value> = waits
-        .iter()
-        .map(|w| json!({"wait": w.name, "state": w.state.as_str()}))
-        .collect();
-    Ok(
-        json!({"job": job.id, "runtime": job.runtime, "outside_started": job.outside_started,
-              "eventWaits": open, "waits": all}),
-    )
+    let steps = e.store.steps_of_job(id).await?;
+    Ok(views::job(&job, &waits, &steps, s.clock.now_ts()))
 }
 
-pub(super) async fn deliver<S: SessionStore>(s: &Session<S>, args: &Value) -> OpResult {
+async fn deliver<S: SessionStore>(s: &Session<S>, args: &Value) -> OpResult {
     let e = s.edge(args)?;
     let source = str_arg(args, "source")?;
     let body = match args.get("body") {
@@ -211,78 +238,39 @@ pub(super) async fn deliver<S: SessionStore>(s: &Session<S>, args: &Value) -> Op
     }))
 }
 
-pub(super) async fn fires<S: SessionStore>(s: &Session<S>, args: &Value) -> OpResult {
+async fn fires<S: SessionStore>(s: &Session<S>, args: &Value) -> OpResult {
     let e = s.edge(args)?;
     let mut out = Vec::new();
     for fire in e.store.fires().await? {
-        let prefix = match fire.kind.as_str() {
-            "routine" => format!("rt.{}.{}.", fire.name, fire.trigger),
-            _ => format!("event-{}-", fire.name),
-        };
-        let source = trigger_source(&s.config, &fire.kind, &fire.name, &fire.trigger);
-        let event = match (fire.job.strip_prefix(&prefix), source) {
-            (Some(id), Some(source)) => e.store.event(&source, id).await?,
-            _ => None,
-        };
-        let trigger_data = match (&event, fire.kind.as_str()) {
-            (Some(e), "routine") => Value::String(render::trigger_data(&fire.trigger, &e.event)),
-            _ => Value::Null,
-        };
-        let input = match (&event, fire.kind.as_str()) {
-            (Some(e), "flow") => {
-                json!({"input": e.event.to_json(), "trigger": {"event": e.event.to_json()}})
-            }
-            _ => Value::Null,
-        };
-        out.push(json!({
-            "job": fire.job, "kind": fire.kind, "name": fire.name, "trigger": fire.trigger,
-            "state": match fire.state { FireState::Started => "started", FireState::Refused => "refused" },
-            "reason": fire.reason, "trigger_data": trigger_data, "flow_input": input,
-            "charged_to": if fire.kind == "flow" { json!(format!("service:webhook/{}", fire.name)) } else { Value::Null },
-        }));
+        let event = e.runtime.fire_event(&fire).await?;
+        out.push(views::fire(&fire, event.as_ref()));
     }
     Ok(json!({"fires": out}))
 }
 
-fn trigger_source(config: &Config, kind: &str, name: &str, trigger: &str) -> Option<String> {
-    if kind == "routine" {
-        let routine = config.routines.iter().find(|r| r.name == name)?;
-        let t = routine.triggers.iter().find(|t| t.name == trigger)?;
-        Some(t.event.source.clone())
-    } else {
-        let flow = config.flows.iter().find(|f| f.name == name)?;
-        Some(flow.trigger.event.source.clone())
-    }
-}
-
-pub(super) async fn outputs<S: SessionStore>(s: &Session<S>, args: &Value) -> OpResult {
+async fn outputs<S: SessionStore>(s: &Session<S>, args: &Value) -> OpResult {
     let e = s.edge(args)?;
     let job = str_arg(args, "job")?;
     let outputs: Vec<Value> = e
         .store
         .outputs(job)
         .await?
-        .into_iter()
-        .map(|o| {
-            json!({"name": o.name, "apply": if o.apply_now { "now" } else { "end" },
-                   "called_at": o.called_at.to_rfc3339(),
-                   "applied": o.applied_at.is_some(),
-                   "applied_at": o.applied_at.map(Timestamp::to_rfc3339)})
-        })
+        .iter()
+        .map(views::output)
         .collect();
     Ok(json!({"outputs": outputs}))
 }
 
-pub(super) async fn audit<S: SessionStore>(s: &Session<S>, args: &Value) -> OpResult {
+async fn audit<S: SessionStore>(s: &Session<S>, args: &Value) -> OpResult {
     let e = s.edge(args)?;
     let prefix = args.get("action").and_then(Value::as_str).unwrap_or("");
     let records: Vec<Value> = e
         .store
         .audit()
         .await?
-        .into_iter()
+        .iter()
         .filter(|r| r.action.starts_with(prefix))
-        .map(|r| json!({"action": r.action, "at": r.at.to_rfc3339(), "data": r.data}))
+        .map(views::audit)
         .collect();
     Ok(json!({"records": records}))
 }

@@ -6,11 +6,12 @@
 //! handle (connection pool), as a separate process would be. One edge alone on `SQLite` routes
 //! through its own index, as `ozcheck serve` on a file does; several edges, and every edge on
 //! `PostgreSQL`, route through the store's index and share the sweeper lease, as `ozcheck serve`
-//! on `PostgreSQL` does.
+//! on `PostgreSQL` does. Each edge's store is behind its own crash switch ([`crate::faults`]):
+//! `crash_point` arms the switch of the edge it names.
 
 use std::collections::BTreeMap;
 use std::future::Future;
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::{Arc, Mutex, PoisonError, RwLock};
 
 use serde_json::Value;
 use tempfile::TempDir;
@@ -19,8 +20,10 @@ use super::{OpError, str_arg};
 use crate::clock::ManualClock;
 use crate::config::Config;
 use crate::edge::Runtime;
+use crate::faults::{Faults, Faulty};
 use crate::routes::Routing;
-use crate::store::{PostgresStore, SqliteStore, Store, StoreError};
+use crate::store::rows::Backend;
+use crate::store::{PostgresStore, SqliteStore, StoreError};
 
 /// The edge a scenario talks to when a step names none.
 pub const DEFAULT_NODE: &str = "edge-a";
@@ -36,7 +39,7 @@ pub(super) enum Place {
 }
 
 /// A store the adapter can open (again) at its place.
-pub(super) trait SessionStore: Store + Sized {
+pub(super) trait SessionStore: Backend + Sized {
     /// Opens a handle on the store at `place`.
     fn open_at(place: &Place) -> impl Future<Output = Result<Self, StoreError>> + Send;
     /// Closes the handle (a graceful stop).
@@ -69,16 +72,18 @@ impl SessionStore for PostgresStore {
     }
 }
 
-/// One edge: its store handle and its runtime.
-pub(super) struct Edge<S: Store> {
-    pub store: Arc<S>,
-    pub runtime: Arc<Runtime<S>>,
+/// One edge: its store handle behind its crash switch, and its runtime.
+pub(super) struct Edge<S: Backend> {
+    pub store: Arc<Faulty<S>>,
+    pub runtime: Arc<Runtime<Faulty<S>>>,
+    pub faults: Arc<Faults>,
 }
 
 /// The session's store, its edges and its clock.
 pub(super) struct Session<S: SessionStore> {
     pub place: Place,
-    pub config: Arc<Config>,
+    /// The configuration in force (`configure` replaces it).
+    config: Mutex<Arc<Config>>,
     pub clock: ManualClock,
     /// The edges' names, in the order the scenario gave them.
     pub nodes: Vec<String>,
@@ -88,12 +93,12 @@ pub(super) struct Session<S: SessionStore> {
 
 fn read<T>(lock: &RwLock<T>) -> std::sync::RwLockReadGuard<'_, T> {
     lock.read()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .unwrap_or_else(PoisonError::into_inner)
 }
 
 fn write<T>(lock: &RwLock<T>) -> std::sync::RwLockWriteGuard<'_, T> {
     lock.write()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .unwrap_or_else(PoisonError::into_inner)
 }
 
 impl<S: SessionStore> Session<S> {
@@ -107,7 +112,7 @@ impl<S: SessionStore> Session<S> {
         let routing_shared = nodes.len() > 1 || matches!(place, Place::Postgres { .. });
         let session = Self {
             place,
-            config: Arc::new(config),
+            config: Mutex::new(Arc::new(config)),
             clock,
             nodes,
             routing_shared,
@@ -120,8 +125,31 @@ impl<S: SessionStore> Session<S> {
         Ok(session)
     }
 
+    /// The configuration in force.
+    pub fn config(&self) -> Arc<Config> {
+        self.config
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Puts `config` in force on every edge (a plugin saved).
+    pub fn reconfigure(&self, config: Config) {
+        let config = Arc::new(config);
+        *self.config.lock().unwrap_or_else(PoisonError::into_inner) = config.clone();
+        for edge in self.all() {
+            edge.runtime.reconfigure(config.clone());
+        }
+    }
+
+    /// Where an edge crashed at an armed crash point.
+    pub fn crashed(&self) -> Option<String> {
+        self.all().iter().find_map(|e| e.faults.crashed())
+    }
+
     async fn start_edge(&self, node: &str) -> Result<Edge<S>, StoreError> {
-        let store = Arc::new(S::open_at(&self.place).await?);
+        let faults = Faults::new();
+        let store = Arc::new(Faulty::new(S::open_at(&self.place).await?, faults.clone()));
         let routing = if self.routing_shared {
             Routing::Shared {
                 edge: node.to_owned(),
@@ -131,8 +159,12 @@ impl<S: SessionStore> Session<S> {
         };
         let clock = Arc::new(self.clock.clone());
         let runtime =
-            Runtime::start_with(store.clone(), clock, self.config.clone(), &routing).await?;
-        Ok(Edge { store, runtime })
+            Runtime::start_with(store.clone(), clock, self.config(), &routing).await?;
+        Ok(Edge {
+            store,
+            runtime,
+            faults,
+        })
     }
 
     /// The edge a step names in `node` (the first edge when it names none). A session with one
@@ -181,11 +213,15 @@ impl<S: SessionStore> Session<S> {
             }
             _ => self.nodes.clone(),
         };
+        let mut pending = BTreeMap::new();
         for name in &names {
             let old = write(&self.edges).remove(name);
             if let Some(old) = old {
+                if let Some(plan) = old.faults.pending() {
+                    pending.insert(name.clone(), plan);
+                }
                 if graceful {
-                    old.store.close_handle().await;
+                    old.store.inner().close_handle().await;
                 }
                 // A crash: the runtime and its connections go without any shutdown step.
                 drop(old);
@@ -196,6 +232,10 @@ impl<S: SessionStore> Session<S> {
         }
         for name in names {
             let edge = self.start_edge(&name).await?;
+            // A crash point armed and not reached yet still waits for its operation.
+            if let Some(plan) = pending.remove(&name) {
+                edge.faults.arm(plan);
+            }
             write(&self.edges).insert(name, Arc::new(edge));
         }
         Ok(())
@@ -207,7 +247,7 @@ impl<S: SessionStore> Session<S> {
             .into_values()
             .collect();
         for edge in edges {
-            edge.store.close_handle().await;
+            edge.store.inner().close_handle().await;
         }
         if let Place::Postgres { url, schema } = &self.place {
             give_schema(url, schema);
@@ -222,7 +262,7 @@ static SPARE_SCHEMAS: Mutex<Vec<(String, String)>> = Mutex::new(Vec::new());
 fn spare() -> std::sync::MutexGuard<'static, Vec<(String, String)>> {
     SPARE_SCHEMAS
         .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .unwrap_or_else(PoisonError::into_inner)
 }
 
 /// A schema for a new session in the database at `url`: a spare one emptied, or a new one.
