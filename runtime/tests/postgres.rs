@@ -182,7 +182,13 @@ async fn a_wait_registered_through_one_edge_gets_an_event_delivered_to_another_o
         .unwrap();
     edges[1].ingest(&event("e1", "x")).await.unwrap().unwrap();
     assert_eq!(
-        edges[0].store().wait("j", "w").await.unwrap().unwrap().state,
+        edges[0]
+            .store()
+            .wait("j", "w")
+            .await
+            .unwrap()
+            .unwrap()
+            .state,
         WaitState::Matched
     );
     // Look-back through edge 1 sees what edge 0 received.
@@ -270,7 +276,10 @@ async fn the_hourly_fire_limit_holds_across_edges() {
         })
     }))
     .await;
-    assert_eq!(started, 3, "a started fire's job, and only its, is inserted with it");
+    assert_eq!(
+        started, 3,
+        "a started fire's job, and only its, is inserted with it"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

@@ -37,17 +37,25 @@ pub fn server(test: &str) -> Option<&'static TestPg> {
     match SERVER.get_or_init(start) {
         Ok(pg) => Some(pg),
         Err(why) => {
-            assert!(
-                std::env::var("CI").as_deref() != Ok("true"),
-                "{test}: PostgreSQL is required under CI=true: {why}"
-            );
-            eprintln!(
-                "\n*** SKIPPED {test}: no PostgreSQL server ({why}); install the `postgresql` \
-                 package or set OZCHECK_TEST_PG=postgres://… ***\n"
+            skipped(
+                test,
+                &format!(
+                    "no PostgreSQL server ({why}); install the `postgresql` package or set \
+                     OZCHECK_TEST_PG=postgres://…"
+                ),
             );
             None
         }
     }
+}
+
+/// Says loudly that `test` was skipped and why; under `CI=true` fails it instead.
+pub fn skipped(test: &str, why: &str) {
+    assert!(
+        std::env::var("CI").as_deref() != Ok("true"),
+        "{test}: not skipped under CI=true: {why}"
+    );
+    eprintln!("\n*** SKIPPED {test}: {why} ***\n");
 }
 
 impl TestPg {
@@ -57,6 +65,11 @@ impl TestPg {
             .await
             .expect("create a schema");
         with_schema(&self.url, &schema)
+    }
+
+    /// Whether this harness started the server (so a test may stop and start it).
+    pub fn is_managed(&self) -> bool {
+        self.managed.is_some()
     }
 
     /// Stops the server at once, as a crash would (only a server this harness started).

@@ -92,13 +92,11 @@ pub(super) struct Session<S: SessionStore> {
 }
 
 fn read<T>(lock: &RwLock<T>) -> std::sync::RwLockReadGuard<'_, T> {
-    lock.read()
-        .unwrap_or_else(PoisonError::into_inner)
+    lock.read().unwrap_or_else(PoisonError::into_inner)
 }
 
 fn write<T>(lock: &RwLock<T>) -> std::sync::RwLockWriteGuard<'_, T> {
-    lock.write()
-        .unwrap_or_else(PoisonError::into_inner)
+    lock.write().unwrap_or_else(PoisonError::into_inner)
 }
 
 impl<S: SessionStore> Session<S> {
@@ -158,8 +156,7 @@ impl<S: SessionStore> Session<S> {
             Routing::Local
         };
         let clock = Arc::new(self.clock.clone());
-        let runtime =
-            Runtime::start_with(store.clone(), clock, self.config(), &routing).await?;
+        let runtime = Runtime::start_with(store.clone(), clock, self.config(), &routing).await?;
         Ok(Edge {
             store,
             runtime,
@@ -260,9 +257,7 @@ impl<S: SessionStore> Session<S> {
 static SPARE_SCHEMAS: Mutex<Vec<(String, String)>> = Mutex::new(Vec::new());
 
 fn spare() -> std::sync::MutexGuard<'static, Vec<(String, String)>> {
-    SPARE_SCHEMAS
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
+    SPARE_SCHEMAS.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// A schema for a new session in the database at `url`: a spare one emptied, or a new one.
