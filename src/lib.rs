@@ -4,5 +4,6 @@
 #![deny(missing_docs)]
 
 pub mod cmd;
+pub mod output;
 pub mod render;
 pub mod server;

@@ -113,3 +113,49 @@ fn unreadable_or_oversized_events_are_usage_errors() {
     assert!(stderr.contains("text"), "{stderr}");
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+/// Runs `ozcheck ARGS` with standard output a pipe whose reader is closed before anything is
+/// written: the event (or the input) comes on standard input, sent only once the reader is gone.
+fn with_closed_stdout(args: &[&str], input: &[u8]) -> (Option<i32>, String) {
+    use std::io::Write;
+    use std::process::Stdio;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ozcheck"))
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("runs");
+    drop(child.stdout.take());
+    let mut stdin = child.stdin.take().expect("stdin");
+    stdin.write_all(input).expect("event sent");
+    drop(stdin);
+    let out = child.wait_with_output().expect("ends");
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn a_closed_pipe_ends_quietly() {
+    let event = std::fs::read(format!("{}/{REALISTIC}", env!("CARGO_MANIFEST_DIR"))).unwrap();
+    for format in ["json", "full"] {
+        let args = [
+            "eval",
+            "event.action == 'opened'",
+            "--event",
+            "/dev/stdin",
+            "--format",
+            format,
+        ];
+        let (code, stderr) = with_closed_stdout(&args, &event);
+        assert_eq!(code, Some(141), "{format}: {stderr}");
+        assert_eq!(stderr, "", "{format}");
+    }
+    // `ozcheck filter` reads its expression from standard input with `-`.
+    let (code, stderr) = with_closed_stdout(&["filter", "-"], b"event.text == ''");
+    assert_eq!(code, Some(141), "{stderr}");
+    assert_eq!(stderr, "");
+}

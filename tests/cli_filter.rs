@@ -66,6 +66,28 @@ fn context_flag_selects_the_environment() {
 }
 
 #[test]
+fn a_filter_that_is_not_a_bool_is_refused() {
+    for source in ["size(event.text)", "event.subject", "1 + 2"] {
+        let (code, v) = json(&[source]);
+        assert_eq!(code, 1, "{source}");
+        assert_eq!(v["diagnostics"][0]["code"], "wrong-result-type", "{source}");
+    }
+    let (_, v) = json(&["size(event.text)"]);
+    assert_eq!(
+        v["diagnostics"][0]["message"],
+        "a filter must give a bool, but this one gives int"
+    );
+    // A sender names who sent the event; templates take any type.
+    let (code, _) = json(&["--context", "sender", "event.subject"]);
+    assert_eq!(code, 0);
+    let (code, _) = json(&["--context", "template", "trigger.event.subject"]);
+    assert_eq!(code, 0);
+    let (code, v) = json(&["--context", "when", "trigger.event.subject"]);
+    assert_eq!(code, 1);
+    assert_eq!(v["diagnostics"][0]["code"], "wrong-result-type");
+}
+
+#[test]
 fn usage_and_io_errors_exit_two() {
     let (code, _, stderr) = ozcheck(&["filter"]);
     assert_eq!(code, 2, "{stderr}");

@@ -1,7 +1,7 @@
 //! The checker through the public API: types deduced, names resolved, and the diagnostics (code,
 //! exact span, help) for what it refuses.
 
-use ozcheck_analyzer::check::{Env, SizeHint, StepDecl, StepKind, check};
+use ozcheck_analyzer::check::{Env, Expected, SizeHint, StepDecl, StepKind, check};
 use ozcheck_analyzer::syntax::{ParseOptions, parse};
 use ozcheck_analyzer::types::Type;
 use ozcheck_analyzer::{Diagnostic, Options, compile};
@@ -23,7 +23,8 @@ fn snippet<'a>(source: &'a str, d: &Diagnostic) -> &'a str {
 
 #[test]
 fn filter_expressions_get_their_types() {
-    let env = Env::filter();
+    // Any result type, to see the types of sub-expressions a filter would compare.
+    let env = Env::filter().expecting(Expected::Any);
     assert_eq!(type_of("event.action == 'opened'", &env), "bool");
     assert_eq!(type_of("event.text", &env), "string");
     assert_eq!(type_of("event.attributes", &env), "map(string, dyn)");
@@ -98,7 +99,8 @@ fn other_variables_are_unknown_in_a_filter() {
     assert_eq!(snippet(source, &errs[0]), "trigger");
     assert!(errs[0].help.as_deref().unwrap().contains("`event` alone"));
     // The same names are fine where they exist.
-    assert_eq!(type_of("trigger.event.id", &Env::when(true, &[])), "string");
+    let when = Env::when(true, &[]).expecting(Expected::Any);
+    assert_eq!(type_of("trigger.event.id", &when), "string");
 }
 
 #[test]
@@ -190,4 +192,86 @@ fn iteration_needs_a_list_or_map() {
     let source = "[1, 2].all(x, x + 1)";
     let errs = errors(source, &Env::general());
     assert_eq!(snippet(source, &errs[0]), "x + 1");
+}
+
+#[test]
+fn filters_and_whens_must_be_bool_and_senders_strings() {
+    for source in [
+        "size(event.text)",
+        "event.subject",
+        "1 + 2",
+        "event.attributes.a.map(x, x)",
+    ] {
+        let errs = errors(source, &Env::filter());
+        assert_eq!(errs.len(), 1, "{source}: {errs:?}");
+        assert_eq!(errs[0].code, "wrong-result-type", "{source}");
+        assert_eq!(snippet(source, &errs[0]), source);
+        assert!(
+            errs[0]
+                .message
+                .starts_with("a filter must give a bool, but this one gives ")
+        );
+    }
+    let errs = errors("size(event.text)", &Env::filter());
+    assert_eq!(
+        errs[0].message,
+        "a filter must give a bool, but this one gives int"
+    );
+    assert_eq!(errs[0].label, "this is int");
+    // `dyn` passes: its value is checked when it runs.
+    assert_eq!(type_of("event.attributes.draft", &Env::filter()), "dyn");
+    assert_eq!(type_of("event.attributes.sender", &Env::sender()), "dyn");
+    assert_eq!(type_of("event.subject", &Env::sender()), "string");
+    let errs = errors("event.text.size() > 0", &Env::sender());
+    assert_eq!(
+        errs[0].message,
+        "a sender expression must give a string, but this one gives bool"
+    );
+    let when = Env::when(true, &[]);
+    assert_eq!(
+        errors("trigger.event.id", &when)[0].code,
+        "wrong-result-type"
+    );
+    assert_eq!(type_of("trigger.event.id != ''", &when), "bool");
+    // Templates take any type.
+    assert_eq!(
+        type_of("trigger.event.id", &Env::template(true, &[])),
+        "string"
+    );
+    // Other errors come first: the result type of a broken expression is not judged.
+    let errs = errors("event.nope", &Env::filter());
+    assert_eq!(errs.len(), 1);
+    assert_eq!(errs[0].code, "unknown-field");
+}
+
+#[test]
+fn the_branches_of_a_conditional_must_agree() {
+    let env = Env::general();
+    for source in [
+        "true ? 1 : true",
+        "true ? 'a' : 1u",
+        "true ? [1] : ['a']",
+        "true ? null : 1",
+    ] {
+        let errs = errors(source, &env);
+        assert_eq!(errs[0].code, "no-matching-overload", "{source}");
+        assert!(
+            errs[0]
+                .message
+                .starts_with("the branches of `? :` must have one type")
+        );
+    }
+    let errs = errors("true ? 1 : true", &env);
+    assert_eq!(
+        errs[0].message,
+        "the branches of `? :` must have one type, not int and bool"
+    );
+    assert_eq!(snippet("true ? 1 : true", &errs[0]), "true");
+    // `dyn` joins anything, and empty lists take the other branch's element type.
+    assert_eq!(type_of("true ? 1 : dyn(true)", &env), "dyn");
+    assert_eq!(type_of("true ? [] : [1]", &env), "list(int)");
+    assert_eq!(type_of("true ? 1 : 2", &env), "int");
+    // A filter's branches must agree and give a bool.
+    let errs = errors("event.text == '' ? 1 : true", &Env::filter());
+    assert_eq!(errs[0].code, "no-matching-overload");
 }

@@ -2,19 +2,27 @@
 //! configurable limits and bounds, the shared budget against independent sizes, explanations,
 //! and hostile expressions.
 
-use ozcheck_analyzer::check::Env;
+use ozcheck_analyzer::check::{Env, Expected};
 use ozcheck_analyzer::cost::{self, CostModel, SizeModel};
-use ozcheck_analyzer::{EventBounds, Options, Report, Verdict, check_filter, compile};
+use ozcheck_analyzer::{EventBounds, Options, Report, Verdict, check_expression, compile};
 
 const NESTED: &str = "event.attributes.a.exists(x, event.attributes.b.exists(y, x == y))";
 const LABELS_IN_TEXT: &str = "event.attributes.labels.exists(l, event.text.contains(l))";
 
+/// Expressions over `event` of any result type: the estimator prices non-bool ones too.
+fn env() -> Env {
+    Env::filter().expecting(Expected::Any)
+}
+
 fn check(source: &str) -> Report {
-    check_filter(source, &Options::default())
+    check_expression(source, &env(), &Options::default())
 }
 
 fn max(source: &str, options: &Options) -> u64 {
-    check_filter(source, options).cost.expect("estimated").max
+    check_expression(source, &env(), options)
+        .cost
+        .expect("estimated")
+        .max
 }
 
 fn estimate(source: &str, options: &Options) -> cost::Estimate {
@@ -144,8 +152,9 @@ fn the_limit_is_configurable() {
     let source = "event.attributes.labels.exists(l, l == 'urgent')";
     let bound = max(source, &Options::default());
     let at = |limit| {
-        check_filter(
+        check_expression(
             source,
+            &env(),
             &Options {
                 limit,
                 ..Options::default()
@@ -172,7 +181,7 @@ fn event_bounds_are_configurable() {
         ..Options::default()
     };
     assert_eq!(
-        check_filter(LABELS_IN_TEXT, &small).verdict,
+        check_expression(LABELS_IN_TEXT, &env(), &small).verdict,
         Verdict::Accepted
     );
     // Larger bounds never give a smaller estimate.

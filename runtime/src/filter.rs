@@ -265,6 +265,24 @@ mod tests {
     }
 
     #[test]
+    fn filters_must_be_bool_and_senders_strings() {
+        let bounds = EventBounds::DEFAULT;
+        let refusal = Filter::compile("size(event.text)", &bounds).unwrap_err();
+        assert_eq!(refusal.code, "wrong-result-type");
+        assert_eq!(
+            refusal.message,
+            "a filter must give a bool, but this one gives int"
+        );
+        let refusal = Filter::compile_sender("event.text.size() > 0", &bounds).unwrap_err();
+        assert_eq!(refusal.code, "wrong-result-type");
+        // A `dyn` filter passes the check; a value that is not a bool is then an error, not a
+        // match.
+        let ev = PreparedEvent::new(&event()).unwrap();
+        let dynamic = Filter::compile("event.attributes.a", &bounds).unwrap();
+        assert!(matches!(dynamic.matches(&ev), Err(Stopped::Error(_))));
+    }
+
+    #[test]
     fn hooks_stop_senders_as_they_stop_filters() {
         let ev = PreparedEvent::new(&event()).unwrap();
         let cheap = EvalHooks {

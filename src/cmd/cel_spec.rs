@@ -42,7 +42,7 @@ pub fn run(args: &CelSpecArgs) -> ExitCode {
             let record: serde_json::Value = match serde_json::from_str(line) {
                 Ok(record) => record,
                 Err(e) => {
-                    println!(
+                    crate::outln!(
                         "FAIL {}:{}: not a JSON record: {e}",
                         path.display(),
                         line_no + 1
@@ -65,7 +65,7 @@ pub fn run(args: &CelSpecArgs) -> ExitCode {
                 Outcome::Pass => passed += 1,
                 Outcome::Skip(_) => skipped += 1,
                 Outcome::Fail(reason) => {
-                    println!("FAIL {id}: {reason}");
+                    crate::outln!("FAIL {id}: {reason}");
                     failed += 1;
                 }
             }
@@ -80,7 +80,7 @@ pub fn run(args: &CelSpecArgs) -> ExitCode {
             "evaluate (each record parsed, checked and evaluated against its expected value)"
         }
     );
-    println!("{passed} passed, {failed} failed, {skipped} skipped");
+    crate::outln!("{passed} passed, {failed} failed, {skipped} skipped");
     if failed == 0 {
         ExitCode::SUCCESS
     } else {

@@ -77,12 +77,12 @@ pub fn run(args: &ConformanceArgs) -> ExitCode {
             None => passed += 1,
             Some(message) => {
                 failed += 1;
-                println!("FAIL {} ({}): {message}", result.id, file.display());
+                crate::outln!("FAIL {} ({}): {message}", result.id, file.display());
             }
         }
     }
     rt.block_on(release_schemas());
-    println!("{passed} passed, {failed} failed");
+    crate::outln!("{passed} passed, {failed} failed");
     if failed == 0 {
         ExitCode::SUCCESS
     } else {

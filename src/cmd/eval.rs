@@ -102,18 +102,20 @@ pub fn run(args: &EvalArgs) -> ExitCode {
     match result {
         Ok(done) => {
             match args.format {
-                Format::Json => println!(
+                Format::Json => crate::outln!(
                     "{}",
                     json!({"value": done.value.to_json(), "cost": done.cost,
                            "estimate": estimate_json, "elapsed_us": elapsed_us})
                 ),
                 Format::Full => {
-                    println!("value: {}", done.value);
+                    crate::outln!("value: {}", done.value);
                     match estimate {
-                        Some(e) => println!("cost: {} (estimate {}..{})", done.cost, e.min, e.max),
-                        None => println!("cost: {}", done.cost),
+                        Some(e) => {
+                            crate::outln!("cost: {} (estimate {}..{})", done.cost, e.min, e.max);
+                        }
+                        None => crate::outln!("cost: {}", done.cost),
                     }
-                    println!("elapsed: {elapsed_us} µs");
+                    crate::outln!("elapsed: {elapsed_us} µs");
                 }
             }
             ExitCode::SUCCESS
@@ -126,7 +128,7 @@ pub fn run(args: &EvalArgs) -> ExitCode {
                 EvalError::Runtime { .. } => "runtime",
             };
             match args.format {
-                Format::Json => println!(
+                Format::Json => crate::outln!(
                     "{}",
                     json!({"error": {"kind": kind, "message": error.to_string(), "cost": error.cost()}})
                 ),
@@ -155,7 +157,7 @@ fn refuse(source: &str, diagnostics: &[Diagnostic], format: Format) -> ExitCode 
                                 "span": {"start": d.span.start, "end": d.span.end}})
                 })
                 .collect();
-            println!(
+            crate::outln!(
                 "{}",
                 json!({"error": {"kind": "refused", "message": message, "cost": 0,
                                  "diagnostics": listed}})

@@ -134,13 +134,13 @@ pub fn run(args: &FilterArgs) -> ExitCode {
                     value["explain"] = serde_json::Value::String(tree);
                 }
             }
-            println!("{value}");
+            crate::outln!("{value}");
         }
         Format::Full => {
-            print!("{}", full(&source, &report));
+            crate::out!("{}", full(&source, &report));
             if args.explain {
                 if let Ok(tree) = ozcheck_analyzer::explain_expression(&source, &env, &options) {
-                    print!("\n{tree}");
+                    crate::out!("\n{tree}");
                 }
             }
         }

@@ -28,6 +28,6 @@ pub fn run(args: &RulesArgs) -> ExitCode {
             docs::rule_markdown(rule)
         }
     };
-    let _ = std::io::stdout().write_all(text.as_bytes());
+    crate::out!("{text}");
     ExitCode::SUCCESS
 }

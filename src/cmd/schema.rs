@@ -1,7 +1,6 @@
 //! `ozcheck schema [agent|flow|routine]`: the JSON Schema (draft-07) of a plugin file kind, for
 //! yaml-language-server and other editors. Without a kind, all three keyed by kind.
 
-use std::io::Write;
 use std::process::ExitCode;
 
 use clap::{Args, ValueEnum};
@@ -41,6 +40,6 @@ pub fn run(args: &SchemaArgs) -> ExitCode {
     };
     let mut text = serde_json::to_string_pretty(&value).unwrap_or_default();
     text.push('\n');
-    let _ = std::io::stdout().write_all(text.as_bytes());
+    crate::out!("{text}");
     ExitCode::SUCCESS
 }

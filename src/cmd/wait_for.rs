@@ -91,7 +91,7 @@ pub fn run(args: &WaitForArgs) -> ExitCode {
         Ok(result) => {
             // Struct order (reason first) reads better than sorted keys.
             let text = serde_json::to_string(&result).unwrap_or_default();
-            println!("{text}");
+            crate::outln!("{text}");
             if result.reason == StopReason::Timeout {
                 ExitCode::from(EXIT_TIMEOUT)
             } else {
@@ -99,7 +99,7 @@ pub fn run(args: &WaitForArgs) -> ExitCode {
             }
         }
         Err(error) => {
-            println!("{}", json!({"error": error.to_json()}));
+            crate::outln!("{}", json!({"error": error.to_json()}));
             match error {
                 WaitError::Invalid(_) => ExitCode::from(EXIT_USAGE),
                 WaitError::Runtime(_) | WaitError::Server(_) => ExitCode::from(EXIT_FAILURE),
@@ -110,7 +110,7 @@ pub fn run(args: &WaitForArgs) -> ExitCode {
 
 /// A usage error, in the same JSON shape as every other error.
 fn usage(message: &str) -> ExitCode {
-    println!(
+    crate::outln!(
         "{}",
         json!({"error": {"kind": "invalid_args", "code": "usage", "message": message}})
     );
@@ -119,7 +119,7 @@ fn usage(message: &str) -> ExitCode {
 }
 
 fn failure(code: &str, message: &str) -> ExitCode {
-    println!(
+    crate::outln!(
         "{}",
         json!({"error": {"kind": "runtime", "code": code, "message": message}})
     );

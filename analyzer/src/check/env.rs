@@ -85,6 +85,28 @@ impl EnvKind {
     }
 }
 
+/// What an expression of an environment must evaluate to, checked on its type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Expected {
+    /// A `bool` (or `dyn`, whose value is then checked when it runs): filters and `when`.
+    Bool,
+    /// A `string` (or `dyn`): a trigger's `sender`, which names the sender.
+    String,
+    /// Any type: templates and general expressions.
+    Any,
+}
+
+impl Expected {
+    /// The type's name, as messages show it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Expected::Bool => "bool",
+            Expected::String => "string",
+            Expected::Any => "any type",
+        }
+    }
+}
+
 /// What an earlier flow step offers to `when` and templates.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct StepDecl {
@@ -111,6 +133,7 @@ pub enum StepKind {
 pub struct Env {
     kind: EnvKind,
     vars: Vec<VarDecl>,
+    expected: Expected,
     extensions: Extensions,
 }
 
@@ -201,6 +224,11 @@ impl Env {
                 ty: event_type(),
                 size: SizeHint::default(),
             }],
+            expected: if kind == EnvKind::Sender {
+                Expected::String
+            } else {
+                Expected::Bool
+            },
             extensions: Extensions::default(),
         }
     }
@@ -222,6 +250,7 @@ impl Env {
                     size: SizeHint::default(),
                 },
             ],
+            expected: Expected::Bool,
             extensions: Extensions::default(),
         }
     }
@@ -230,6 +259,7 @@ impl Env {
     pub fn template(event_trigger: bool, earlier_steps: &[StepDecl]) -> Self {
         let mut env = Self::when(event_trigger, earlier_steps);
         env.kind = EnvKind::Template;
+        env.expected = Expected::Any;
         env.vars.push(VarDecl {
             name: "inputs".into(),
             ty: Type::map(Type::String, Type::Dyn),
@@ -243,8 +273,22 @@ impl Env {
         Self {
             kind: EnvKind::General,
             vars: Vec::new(),
+            expected: Expected::Any,
             extensions: Extensions::default(),
         }
+    }
+
+    /// Sets what the expression must evaluate to.
+    #[must_use]
+    pub fn expecting(mut self, expected: Expected) -> Self {
+        self.expected = expected;
+        self
+    }
+
+    /// What the expression must evaluate to: `bool` for filters and `when`, `string` for a
+    /// `sender`, any type for templates and general expressions.
+    pub fn expected(&self) -> Expected {
+        self.expected
     }
 
     /// The same environment with exactly these extensions enabled.

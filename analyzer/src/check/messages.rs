@@ -1,7 +1,7 @@
 //! The words of the checker's diagnostics: what is unknown, what was expected, and the
 //! "did you mean" or the list of what is available.
 
-use super::env::EnvKind;
+use super::env::{Env, EnvKind, Expected};
 use super::functions::{FUNCTION_NAMES, Overload, available, overloads, providers};
 use super::suggest;
 use crate::Diagnostic;
@@ -167,4 +167,61 @@ pub(super) fn operand_kinds(symbol: &str) -> &'static str {
         "!" | "&&" | "||" => "bools",
         _ => "int and double",
     }
+}
+
+/// `wrong-result-type`: the expression's type cannot be what its environment needs (`dyn`
+/// passes: its value is checked when it runs).
+pub(super) fn wrong_result(ty: &Type, env: &Env, span: Span) -> Option<Diagnostic> {
+    let expected = env.expected();
+    let fits = match expected {
+        Expected::Any => true,
+        Expected::Bool => matches!(ty, Type::Bool | Type::Dyn | Type::Error | Type::Param(_)),
+        Expected::String => {
+            matches!(ty, Type::String | Type::Dyn | Type::Error | Type::Param(_))
+        }
+    };
+    if fits {
+        return None;
+    }
+    let what = match env.kind() {
+        EnvKind::Filter => "a filter",
+        EnvKind::Sender => "a sender expression",
+        EnvKind::When => "a `when`",
+        EnvKind::Template => "a template",
+        EnvKind::General => "this expression",
+    };
+    let help = match expected {
+        Expected::Bool => {
+            "compare the value with something (`size(event.text) > 0`, `event.subject != ''`), \
+             or test it (`has(...)`, `.contains(...)`)"
+        }
+        _ => {
+            "a sender names who sent the event: select a string (`event.attributes.sender`), or \
+              convert the value with `string(...)`"
+        }
+    };
+    Some(
+        Diagnostic::error(
+            "wrong-result-type",
+            span,
+            format!(
+                "{what} must give a {}, but this one gives {ty}",
+                expected.name()
+            ),
+        )
+        .with_label(format!("this is {ty}"))
+        .with_help(help),
+    )
+}
+
+/// `no-matching-overload` on `c ? t : f` whose branches have types that never meet (CEL's
+/// `_?_:_` takes one type for both; `dyn` meets anything).
+pub(super) fn branches_disagree(then: &Type, otherwise: &Type, span: Span) -> Diagnostic {
+    Diagnostic::error(
+        "no-matching-overload",
+        span,
+        format!("the branches of `? :` must have one type, not {then} and {otherwise}"),
+    )
+    .with_label(format!("this is {otherwise}"))
+    .with_help("convert one branch (`string(…)`, `int(…)`, `double(…)`) or wrap it in `dyn(…)`")
 }

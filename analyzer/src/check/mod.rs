@@ -2,9 +2,11 @@
 //! reports unknown names, fields and functions with "did you mean" help.
 //!
 //! Diagnostic codes: `unknown-variable`, `unknown-field`, `unknown-function`,
-//! `no-matching-overload`, `not-iterable`, `unknown-type`, and `unsupported-syntax` for
-//! optional syntax or a macro form whose extension the environment does not enable. An
-//! unknown function that an extension provides says which one.
+//! `no-matching-overload`, `not-iterable`, `unknown-type`, `invalid-regex` (a literal pattern
+//! `matches` would refuse), `wrong-result-type` (a filter that is not a `bool`, a `sender` that
+//! is not a `string`), and `unsupported-syntax` for optional syntax or a macro form whose
+//! extension the environment does not enable. An unknown function that an extension provides
+//! says which one.
 //!
 //! The walk recurses once per AST level; the parser bounds the depth
 //! ([`crate::syntax::ParseOptions::max_depth`]), so the stack use is bounded too.
@@ -18,7 +20,7 @@ pub mod suggest;
 
 use std::sync::Arc;
 
-pub use env::{Env, EnvKind, SizeHint, StepDecl, StepKind, VarDecl, event_type};
+pub use env::{Env, EnvKind, Expected, SizeHint, StepDecl, StepKind, VarDecl, event_type};
 
 pub(crate) use functions::namespaced;
 
@@ -74,7 +76,12 @@ pub fn check(ast: Ast, env: &Env) -> Result<Checked, Vec<Diagnostic>> {
         diagnostics: Vec::new(),
         has_dotted_vars: env.vars().iter().any(|v| v.name.contains('.')),
     };
-    checker.visit(ast.root());
+    let result = checker.visit(ast.root());
+    if checker.diagnostics.is_empty() {
+        if let Some(wrong) = messages::wrong_result(&result, env, ast.span(ast.root())) {
+            checker.diagnostics.push(wrong);
+        }
+    }
     let Checker {
         types,
         refs,
@@ -204,6 +211,14 @@ impl Checker<'_> {
                 }
                 let t = self.visit(*then);
                 let f = self.visit(*otherwise);
+                if !compatible(&t, &f) {
+                    self.diagnostics.push(messages::branches_disagree(
+                        &t,
+                        &f,
+                        ast.span(*otherwise),
+                    ));
+                    return Type::Error;
+                }
                 join(&t, &f)
             }
             ExprKind::Index { operand, index } => {

@@ -17,7 +17,8 @@ pub const RULE: Rule = Rule {
     summary: "A filter or sender expression is refused by the analyzer",
     what: "Checks every wait `filter` and every trigger `filter` and `sender` as CEL over `event` \
 alone, with the bounds of the event source: syntax, unknown fields and functions (with \"did you \
-mean\"), types, the 1024-byte limit, and the worst-case cost over the largest event the source may \
+mean\"), types (a filter must give a `bool`, a `sender` a `string`; `dyn` is checked when it \
+runs), the 1024-byte limit, and the worst-case cost over the largest event the source may \
 give. The analyzer's own code (`unknown-field`, `cost-over-limit`, …) is shown in brackets.",
     why: "The edge refuses such an expression when the wait starts or the routine is saved (E12); \
 a filter that reads a misspelt field is never true and the wait times out.",

@@ -13,7 +13,8 @@ pub const RULE: Rule = Rule {
     summary: "A step's `when` is refused by the analyzer",
     what: "Checks each step's `when` as CEL over `trigger` (with `trigger.event` when the flow \
 has an event trigger) and the steps before it (`steps.<id>.matched` and `.event` of \
-`wait_for_event` steps, `.approved` of approvals). References to missing or later steps are \
+`wait_for_event` steps, `.approved` of approvals); it must give a `bool` (`wrong-result-type` \
+otherwise). References to missing or later steps are \
 reported by `unknown-step-reference` instead.",
     why: "The flow fails at that step at run time, or the condition is never true.",
     example: "# file: flows/watch.yaml\nname: watch\nsteps:\n  - id: ci\n    wait_for_event:\n      source: github-events\n  - id: tell\n    when: steps.ci.matched &&\n    approval: { details: look }\n",
