@@ -57,3 +57,33 @@ fn failures_are_listed_before_the_summary_and_exit_1() {
     assert_eq!(code, Some(0));
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+/// The acceptance of the extension libraries: the files they brought into scope pass in full,
+/// and every record left out is listed with its reason, which is always a protobuf message.
+#[test]
+fn the_extension_files_pass_and_list_their_skips() {
+    let files = ["string_ext.jsonl", "optionals.jsonl", "macros2.jsonl"].map(corpus);
+    let mut args = vec!["--skipped"];
+    args.extend(files.iter().map(String::as_str));
+    let (code, stdout) = cel_spec(&args);
+    assert_eq!(code, Some(0), "{stdout}");
+    let summary = stdout.lines().last().expect("a summary");
+    assert!(summary.contains(" 0 failed, "), "{summary}");
+    let skips: Vec<&str> = stdout.lines().filter(|l| l.starts_with("SKIP ")).collect();
+    let skipped: usize = summary
+        .rsplit(", ")
+        .next()
+        .and_then(|s| s.strip_suffix(" skipped"))
+        .and_then(|n| n.parse().ok())
+        .expect("a count of skipped records");
+    assert_eq!(skips.len(), skipped, "{stdout}");
+    for skip in skips {
+        assert!(skip.ends_with("protobuf messages"), "{skip}");
+    }
+    let passed: usize = summary
+        .split(' ')
+        .next()
+        .and_then(|n| n.parse().ok())
+        .unwrap();
+    assert!(passed > 250, "{summary}");
+}

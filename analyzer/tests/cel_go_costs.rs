@@ -53,7 +53,7 @@ const UNSIZED_EQ: &str = "cel-go prices equality of values it cannot size at abo
 const MIN_STOP: &str =
     "min: all/exists may stop after their first element; cel-go's min assumes every element";
 const MIN_PREDICATE: &str = "min: cel-go's min never evaluates the predicate; over a non-empty literal list ours evaluates it at least once";
-const MATCHES: &str = "we price the search by the pattern's compiled size (states plus transitions), cel-go by its length";
+const MATCHES: &str = "we price the search by the pattern's compiled size (states plus transitions) at every input byte, cel-go by its length at every tenth byte (model version 3: a lazy DFA can build a state at every byte)";
 const IN_WALK: &str = "`in` also pays for the walk of each element comparison (bounded by the deep size); cel-go charges one per element";
 const READS_STRING: &str = "size() and the conversions that parse a string (timestamp, duration, int…) are charged one traversal of it; cel-go charges 1";
 const MIN_EMPTY: &str =
@@ -79,9 +79,8 @@ fn cases() -> Vec<Case> {
         case(13, "input.all(x, true)", "input: list(TestAllTypes)", "input=100", [2, 302]),
         case(14, "input.all(x, x.all(y, true))", "input: list(list(TestAllTypes))", "input=50; input.@items=10", [2, 1752]),
         case(15, "[1, 2, 3].all(x, true)", "", "", [20, 20]),
-        // The compiled size of `[0-9]` happens to give cel-go's numbers.
-        case(16, "input.matches('[0-9]')", "input: string", "input=500", [3, 103]),
-        case(17, "'123'.matches('[0-9]')", "", "", [2, 2]),
+        case(16, "input.matches('[0-9]')", "input: string", "input=500", [3, 103]).differs(MATCHES),
+        case(17, "'123'.matches('[0-9]')", "", "", [2, 2]).differs(MATCHES),
         case(18, "true || false", "", "", [0, 0]),
         case(19, "a || b || c || d", "a: bool; b: bool; c: bool; d: bool", "", [1, 4]),
         case(20, "true && false", "", "", [0, 0]),
@@ -281,7 +280,7 @@ fn cel_go_reference_costs() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     // docs/cost-model.md §7 states these counts.
-    assert_eq!((same, documented), (68, 24));
+    assert_eq!((same, documented), (66, 26));
 }
 
 #[test]

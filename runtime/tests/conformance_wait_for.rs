@@ -17,6 +17,7 @@ async fn every_wait_for_scenario_passes_in_process() {
     let options = RunOptions {
         adapter: None,
         restart_every_step: false,
+        ..RunOptions::default()
     };
     let mut failures = Vec::new();
     for file in &files {

@@ -14,6 +14,9 @@ pub struct CelSpecArgs {
     /// Check parsing only (no type check, no evaluation).
     #[arg(long)]
     pub parse_only: bool,
+    /// Print every skipped record with the reason it is out of scope.
+    #[arg(long)]
+    pub skipped: bool,
     /// JSON-lines files of conformance records.
     #[arg(required = true, value_name = "FILE")]
     pub files: Vec<PathBuf>,
@@ -63,7 +66,12 @@ pub fn run(args: &CelSpecArgs) -> ExitCode {
                 .unwrap_or_else(|_| Outcome::Fail("panicked".to_owned()));
             match outcome {
                 Outcome::Pass => passed += 1,
-                Outcome::Skip(_) => skipped += 1,
+                Outcome::Skip(reason) => {
+                    if args.skipped {
+                        println!("SKIP {id}: {reason}");
+                    }
+                    skipped += 1;
+                }
                 Outcome::Fail(reason) => {
                     crate::outln!("FAIL {id}: {reason}");
                     failed += 1;

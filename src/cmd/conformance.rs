@@ -6,7 +6,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Args;
-use ozcheck_runtime::conformance::{RunOptions, collect, run_file, serve_stdio};
+use ozcheck_runtime::conformance::{
+    RunOptions, SessionStores, collect, release_schemas, run_file, serve_stdio,
+};
 
 /// Arguments of `ozcheck conformance`.
 #[derive(Args)]
@@ -19,11 +21,19 @@ pub struct ConformanceArgs {
     /// Insert a crash-restart between every two steps and expect the same outcome.
     #[arg(long)]
     pub restart_every_step: bool,
+    /// The store of the in-process reference runtime: `sqlite` (a temporary file per scenario)
+    /// or a `PostgreSQL` URL (a new schema per scenario, dropped after it).
+    #[arg(long, default_value = "sqlite")]
+    pub db: SessionStores,
 }
 
-/// Arguments of `ozcheck conformance-adapter` (none).
+/// Arguments of `ozcheck conformance-adapter`.
 #[derive(Args)]
-pub struct AdapterArgs {}
+pub struct AdapterArgs {
+    /// The store of each session, as for `ozcheck conformance --db`.
+    #[arg(long, default_value = "sqlite")]
+    pub db: SessionStores,
+}
 
 fn tokio_runtime() -> Option<tokio::runtime::Runtime> {
     match tokio::runtime::Builder::new_multi_thread()
@@ -58,6 +68,7 @@ pub fn run(args: &ConformanceArgs) -> ExitCode {
     let options = RunOptions {
         adapter: args.adapter.clone(),
         restart_every_step: args.restart_every_step,
+        stores: args.db.clone(),
     };
     let (mut passed, mut failed) = (0usize, 0usize);
     for file in &files {
@@ -70,6 +81,7 @@ pub fn run(args: &ConformanceArgs) -> ExitCode {
             }
         }
     }
+    rt.block_on(release_schemas());
     crate::outln!("{passed} passed, {failed} failed");
     if failed == 0 {
         ExitCode::SUCCESS
@@ -79,11 +91,11 @@ pub fn run(args: &ConformanceArgs) -> ExitCode {
 }
 
 /// Serves the adapter protocol on stdin/stdout.
-pub fn run_adapter(_: &AdapterArgs) -> ExitCode {
+pub fn run_adapter(args: &AdapterArgs) -> ExitCode {
     let Some(rt) = tokio_runtime() else {
         return ExitCode::from(2);
     };
-    match rt.block_on(serve_stdio()) {
+    match rt.block_on(serve_stdio(args.db.clone())) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e}");

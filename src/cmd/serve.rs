@@ -1,25 +1,31 @@
-//! `ozcheck serve`: the reference wait runtime over HTTP with its embedded `SQLite` store. The
-//! configuration's `secret_env` are read from the environment; the runtime's log lines go to
-//! stderr through `tracing`; SIGTERM or Ctrl-C stop it gracefully (readiness turns 503, the
-//! requests in flight finish, the store is closed so no `-wal` file is left behind).
+//! `ozcheck serve`: the reference wait runtime over HTTP, on an embedded `SQLite` file (one edge)
+//! or on a `PostgreSQL` database that any number of edges share (`--db`). The configuration's
+//! `secret_env` are read from the environment; the runtime's log lines go to stderr through
+//! `tracing`; SIGTERM or Ctrl-C stop it gracefully (readiness turns 503, the requests in flight
+//! finish, the store is closed so no `-wal` file is left behind).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
 use clap::Args;
-use ozcheck_runtime::Runtime;
 use ozcheck_runtime::clock::SystemClock;
 use ozcheck_runtime::config::Config;
 use ozcheck_runtime::serve::{Api, api_router, timer_loop};
-use ozcheck_runtime::store::SqliteStore;
+use ozcheck_runtime::store::{PostgresStore, SqliteStore, Store, StoreLocation};
+use ozcheck_runtime::{Routing, Runtime};
 
 /// Arguments of `ozcheck serve`.
 #[derive(Args)]
 pub struct ServeArgs {
-    /// The `SQLite` database file (created if missing).
+    /// The store: an `SQLite` file (`waits.db`, `sqlite://waits.db`; created if missing) for one
+    /// edge, or a `PostgreSQL` URL (`postgres://USER@HOST/DATABASE`) that several edges share.
     #[arg(long, default_value = "ozcheck.db")]
-    pub db: PathBuf,
+    pub db: StoreLocation,
+    /// This edge's name among the edges on one `PostgreSQL` database (unique among the live
+    /// edges; default: the host name and the listen port).
+    #[arg(long)]
+    pub edge: Option<String>,
     /// The address to listen on.
     #[arg(long, default_value = "127.0.0.1:8080")]
     pub listen: String,
@@ -69,19 +75,55 @@ async fn serve(args: &ServeArgs, config: Config) -> Result<(), String> {
     for warning in config.warnings() {
         tracing::warn!(target: "ozcheck_runtime", "{warning}");
     }
-    let store = Arc::new(
-        SqliteStore::open(&args.db)
-            .await
-            .map_err(|e| e.to_string())?,
-    );
-    let rt = Runtime::start(store.clone(), Arc::new(SystemClock), Arc::new(config))
+    match &args.db {
+        StoreLocation::Sqlite(path) => {
+            let store = Arc::new(SqliteStore::open(path).await.map_err(|e| e.to_string())?);
+            let served = serve_on(store.clone(), &Routing::Local, args, config).await;
+            store.close().await;
+            tracing::info!(target: "ozcheck_runtime", "stopped; the store is closed");
+            served
+        }
+        StoreLocation::Postgres(url) => {
+            let store = Arc::new(
+                PostgresStore::connect(url)
+                    .await
+                    .map_err(|e| format!("{}: {e}", args.db))?,
+            );
+            let edge = args
+                .edge
+                .clone()
+                .unwrap_or_else(|| default_edge(&args.listen));
+            let served = serve_on(store.clone(), &Routing::Shared { edge }, args, config).await;
+            store.close().await;
+            tracing::info!(target: "ozcheck_runtime", "stopped; the connections are closed");
+            served
+        }
+    }
+}
+
+/// Serves until SIGTERM or Ctrl-C, then lets the requests in flight finish and stops the timer
+/// task; the caller closes the store.
+async fn serve_on<S: Store>(
+    store: Arc<S>,
+    routing: &Routing,
+    args: &ServeArgs,
+    config: Config,
+) -> Result<(), String> {
+    let rt = Runtime::start_with(store, Arc::new(SystemClock), Arc::new(config), routing)
         .await
         .map_err(|e| e.to_string())?;
     let listener = tokio::net::TcpListener::bind(&args.listen)
         .await
         .map_err(|e| format!("{}: {e}", args.listen))?;
     let address = listener.local_addr().map_err(|e| e.to_string())?;
-    tracing::info!(target: "ozcheck_runtime", "listening on {address}");
+    match routing {
+        Routing::Local => tracing::info!(target: "ozcheck_runtime", "listening on {address}"),
+        Routing::Shared { edge } => tracing::info!(
+            target: "ozcheck_runtime",
+            "edge {edge} on {}, listening on {address}",
+            args.db
+        ),
+    }
     let timer = tokio::spawn(timer_loop(rt.clone()));
     let api = Api::new(rt.clone());
     let draining = api.clone();
@@ -96,9 +138,19 @@ async fn serve(args: &ServeArgs, config: Config) -> Result<(), String> {
     timer.abort();
     let _ = timer.await;
     drop(rt);
-    store.close().await;
-    tracing::info!(target: "ozcheck_runtime", "stopped; the store is closed");
     served
+}
+
+/// `host:port`: the machine's name (Linux) and the port this edge listens on.
+fn default_edge(listen: &str) -> String {
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .map(|h| h.trim().to_owned())
+        .filter(|h| !h.is_empty())
+        .or_else(|| std::env::var("HOSTNAME").ok())
+        .unwrap_or_else(|| "edge".to_owned());
+    let port = listen.rsplit_once(':').map_or(listen, |(_, p)| p);
+    format!("{host}:{port}")
 }
 
 /// Runs the server until SIGTERM or Ctrl-C; exit 2 on a usage or I/O error.

@@ -3,7 +3,7 @@
 //! `optMap` and `optFlatMap`), the types their predicate and transform must have, and the type
 //! of their result.
 
-use super::functions::compatible;
+use super::functions::{compatible, orderable};
 use super::{Checker, Scope};
 use crate::extensions::Extension;
 use crate::syntax::{Comprehension, MacroKind, NodeId};
@@ -160,20 +160,7 @@ impl<'a> Checker<'a> {
         transformed: Option<(NodeId, Type)>,
     ) -> Type {
         if let Some((t, key)) = transformed {
-            let ordered = matches!(
-                key,
-                Type::Int
-                    | Type::Uint
-                    | Type::Double
-                    | Type::Bool
-                    | Type::String
-                    | Type::Bytes
-                    | Type::Timestamp
-                    | Type::Duration
-                    | Type::Dyn
-                    | Type::Error
-                    | Type::Param(_)
-            );
+            let ordered = orderable(&key);
             if !ordered {
                 self.error(
                     "no-matching-overload",

@@ -600,7 +600,7 @@ fn result_type(pattern: P, bindings: &Bindings) -> Type {
 }
 
 /// Whether values of this type have an order `sort` can use.
-fn orderable(ty: &Type) -> bool {
+pub(crate) fn orderable(ty: &Type) -> bool {
     matches!(
         ty,
         Type::Int

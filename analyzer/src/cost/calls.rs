@@ -14,12 +14,12 @@ use crate::syntax::BinaryOp;
 use crate::types::Type;
 
 /// `max(CALL, x)` for a non-negative polynomial: raising the constant term suffices.
-fn sized(x: &Poly) -> Poly {
+pub(super) fn sized(x: &Poly) -> Poly {
     x.max(&Poly::constant(table::CALL as f64))
 }
 
 /// `ceil(len / 10)`.
-fn traversal(len: &Poly) -> Poly {
+pub(super) fn traversal(len: &Poly) -> Poly {
     match len.as_constant() {
         Some(c) => Poly::constant(table::traversal(c.ceil() as u64) as f64),
         None => len.scale(0.1).add_const(0.9),
@@ -28,7 +28,7 @@ fn traversal(len: &Poly) -> Poly {
 
 /// A polynomial bound on `min(a, b)`: a constant when either is one, else the operand whose
 /// newest variable is newer (the innermost loop's), so that the inner sum absorbs it.
-fn min_poly(a: Poly, b: Poly) -> Poly {
+pub(super) fn min_poly(a: Poly, b: Poly) -> Poly {
     match (a.as_constant(), b.as_constant()) {
         (Some(x), Some(y)) => Poly::constant(x.min(y)),
         (Some(_), None) => a,
@@ -43,16 +43,25 @@ fn min_poly(a: Poly, b: Poly) -> Poly {
     }
 }
 
+/// What the estimator knows of a call's arguments besides their values' shapes.
+pub(crate) struct Literals {
+    /// The compiled size of the pattern of a `matches` call whose pattern is a literal (the
+    /// program compiles those once).
+    pub(crate) pattern: Option<u64>,
+    /// The value of each argument (after the receiver) that is an int literal.
+    pub(crate) ints: Vec<Option<i64>>,
+}
+
 /// The cost of a call on top of its operands' costs.
 /// The receiver of a member call comes first in `operands`, and `types` are the operands' static
-/// types. `pattern` is the compiled size of the pattern of a `matches` call whose pattern is a
-/// literal (the program compiles those once).
+/// types; a namespaced function (`sets.contains`) comes by its qualified name, without a
+/// receiver.
 pub(crate) fn call(
     w: &mut Walker<'_>,
     function: &str,
     operands: &[Val],
     types: &[Type],
-    pattern: Option<u64>,
+    literals: &Literals,
 ) -> Val {
     let mut max = Poly::zero();
     let mut min = 0u64;
@@ -60,7 +69,14 @@ pub(crate) fn call(
         max = max.add(&v.max);
         min = min.saturating_add(v.min);
     }
-    let (own, own_min, shape) = own_cost(w, function, operands, types, pattern);
+    // `or` and `orValue` evaluate their argument only when the receiver is empty.
+    if let ("or" | "orValue", [receiver, _]) = (function, operands) {
+        min = receiver.min;
+    }
+    let (own, own_min, shape) = match w.library_call(function, operands, &literals.ints) {
+        Some(own) => own,
+        None => own_cost(w, function, operands, types, literals.pattern),
+    };
     Val {
         max: max.add(&own),
         min: min.saturating_add(own_min),
@@ -113,31 +129,17 @@ fn own_cost(
         },
         ("string" | "bytes", [x]) => conversion(w, function, x, types.first()),
         ("dyn", [x]) => (call(), table::CALL, x.shape.clone()),
-        // The extension libraries are not priced yet: an unbounded estimate keeps the bound
-        // sound until they are.
-        (
-            "charAt" | "indexOf" | "lastIndexOf" | "lowerAscii" | "upperAscii" | "trim" | "reverse"
-            | "replace" | "split" | "substring" | "join" | "quote" | "format" | "slice" | "flatten"
-            | "distinct" | "sort" | "range" | "contains" | "equivalent" | "intersects" | "of"
-            | "ofNonZeroValue" | "none" | "hasValue" | "value" | "orValue" | "or" | "first"
-            | "last" | "unwrap" | "unwrapOpt",
-            _,
-        ) => (
-            Poly::constant(super::shape::UNBOUNDED),
-            table::CALL,
-            Shape::Unknown,
-        ),
         _ => (call(), table::CALL, Shape::Unknown),
     };
     (cost, min, known_result(function, shape))
 }
 
-/// `s.matches(re)`: the search, one traversal of `s` times a quarter of the compiled size; a pattern
+/// `s.matches(re)`: the search, every byte of `s` times a quarter of the compiled size; a pattern
 /// that is not a literal is compiled per call (the fixed `REGEX_COMPILE`) and may compile to the
 /// largest size the limits allow.
 fn matches(len: &Poly, input: &Val, re: &Val, pattern: Option<u64>) -> (Poly, u64, Shape) {
     let size = pattern.unwrap_or(table::REGEX_MAX_SIZE);
-    let search = sized(&traversal(&len.add_const(1.0)).scale(size.div_ceil(4) as f64));
+    let search = sized(&len.add_const(1.0).scale(size.div_ceil(4) as f64));
     let certain = certainly_str(&input.shape) && certainly_str(&re.shape);
     match pattern {
         Some(size) => {

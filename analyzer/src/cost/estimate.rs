@@ -147,7 +147,7 @@ pub(crate) struct Walker<'a> {
     types: &'a [Type],
     env: &'a Env,
     pub(crate) model: CostModel,
-    sizes: SizeModel,
+    pub(crate) sizes: SizeModel,
     pub(crate) parts: Parts,
     scopes: Vec<(&'a str, Shape)>,
     /// The joint iteration bound of the comprehensions around the current node.
@@ -239,12 +239,18 @@ impl Walker<'_> {
                 args,
                 ..
             } => {
+                let qualified = crate::check::namespaced(ast, *target, function);
+                let target = if qualified.is_some() { None } else { *target };
                 let ids: Vec<NodeId> = target.iter().chain(args).copied().collect();
                 let operands: Vec<Val> = ids.iter().map(|&a| self.visit(a)).collect();
                 let types: Vec<Type> = ids.iter().map(|&a| self.static_type(a).clone()).collect();
-                let pattern = constant_pattern(ast, function, *target, args);
+                let literals = calls::Literals {
+                    pattern: constant_pattern(ast, function, target, args),
+                    ints: args.iter().map(|&a| int_literal(ast, a)).collect(),
+                };
+                let function = qualified.as_deref().unwrap_or(function);
                 (
-                    calls::call(self, function, &operands, &types, pattern),
+                    calls::call(self, function, &operands, &types, &literals),
                     None,
                 )
             }
@@ -290,12 +296,8 @@ impl Walker<'_> {
                         Some(s) => s.union(v.shape),
                     });
                 }
-                // An optional element adds its value, whose shape the estimator does not track.
-                let elem = if optional_indices.is_empty() {
-                    elem.unwrap_or(Shape::Scalar)
-                } else {
-                    Shape::Unknown
-                };
+                // An optional element adds its value, whose shape is the optional's.
+                let elem = elem.unwrap_or(Shape::Scalar);
                 val.shape = Shape::List(Box::new(ListShape {
                     len: Poly::constant(n as f64),
                     min_len: n - optional_indices.len() as u64,
@@ -338,23 +340,29 @@ impl Walker<'_> {
         }
     }
 
-    /// `a.?f` and `a[?i]`. Optionals are not priced yet: what they hold is unknown, so any
-    /// sized operation on it is unbounded. (Kept out of `visit_kind`, whose frame every level
-    /// of the recursion pays.)
+    /// `a.?f` and `a[?i]`: priced as a selection and an index. An optional's shape is the
+    /// shape of the value it may hold (an empty one holds nothing to size). (Kept out of
+    /// `visit_kind`, whose frame every level of the recursion pays.)
     fn optional_access(&mut self, id: NodeId) -> Val {
         match self.ast.kind(id) {
             ExprKind::OptIndex { operand, index } => {
                 let op = self.visit(*operand);
                 let ix = self.visit(*index);
+                let key = match self.ast.kind(*index) {
+                    ExprKind::Literal(Literal::String(s)) => Some(&**s),
+                    _ => None,
+                };
+                let shape = self.index(&op.shape, &ix.shape, key);
                 Val {
                     max: op.max.add(&ix.max).add_const(table::CALL as f64),
                     min: op.min.saturating_add(ix.min).saturating_add(table::CALL),
-                    shape: Shape::Unknown,
+                    shape,
                 }
             }
-            ExprKind::OptSelect { operand, .. } => {
+            ExprKind::OptSelect { operand, field, .. } => {
                 let op = self.visit(*operand);
-                add_cost(&op, table::SELECT, Shape::Unknown)
+                let shape = self.select(&op.shape, field);
+                add_cost(&op, table::SELECT, shape)
             }
             _ => Val::constant(0, Shape::Unknown),
         }
@@ -385,6 +393,21 @@ fn constant_pattern(
         ExprKind::Literal(Literal::String(text)) => {
             Some(crate::regex::compiled_size(text).unwrap_or(table::REGEX_MAX_SIZE))
         }
+        _ => None,
+    }
+}
+
+/// The value of an int literal (`-1` included).
+fn int_literal(ast: &Ast, id: NodeId) -> Option<i64> {
+    match ast.kind(id) {
+        ExprKind::Literal(Literal::Int(i)) => Some(*i),
+        ExprKind::Unary {
+            op: crate::syntax::UnaryOp::Neg,
+            operand,
+        } => match ast.kind(*operand) {
+            ExprKind::Literal(Literal::Int(i)) => i.checked_neg(),
+            _ => None,
+        },
         _ => None,
     }
 }

@@ -8,6 +8,7 @@
 mod calls;
 mod estimate;
 mod explain;
+mod libraries;
 pub mod model;
 pub(crate) mod parts;
 pub(crate) mod poly;

@@ -77,7 +77,7 @@ fn wrong_type(what: &str, value: &Value) -> Fault {
 impl Interp<'_> {
     /// `pattern.format(args)`.
     pub(crate) fn format(&mut self, pattern: &str, args: &[Value]) -> Eval {
-        self.charge(table::format(pattern.len() as u64, 0).max(table::CALL))?;
+        self.charge(table::format(pattern.len() as u64).max(table::CALL))?;
         let bytes = pattern.as_bytes();
         let mut out = String::new();
         let mut next_arg = 0;

@@ -83,14 +83,27 @@ impl<'p> Interp<'p> {
         self.build(len)
     }
 
-    /// Pays for a list of `len` elements about to be built (the elements themselves exist).
+    /// Pays for a new list of `len` elements about to be built (the elements themselves exist):
+    /// its elements and the container itself against the memory cap.
     pub(crate) fn pay_list(&mut self, cpu: u64, len: u64) -> Result<(), Fault> {
+        self.pay_append(cpu, len)?;
+        self.build(table::BUILT_PER_CONTAINER)
+    }
+
+    /// Pays for `len` elements appended to a list being built (its container is paid for).
+    pub(crate) fn pay_append(&mut self, cpu: u64, len: u64) -> Result<(), Fault> {
         self.charge(cpu.saturating_add(self.alloc(table::alloc_list(len))))?;
         self.build(len.saturating_mul(table::BUILT_PER_ELEMENT))
     }
 
-    /// Pays for a map of `len` entries about to be built.
+    /// Pays for a new map of `len` entries about to be built, container included.
     pub(crate) fn pay_map(&mut self, cpu: u64, len: u64) -> Result<(), Fault> {
+        self.pay_insert(cpu, len)?;
+        self.build(table::BUILT_PER_CONTAINER)
+    }
+
+    /// Pays for `len` entries inserted into a map being built (its container is paid for).
+    pub(crate) fn pay_insert(&mut self, cpu: u64, len: u64) -> Result<(), Fault> {
         self.charge(cpu.saturating_add(self.alloc(table::alloc_map(len))))?;
         self.build(len.saturating_mul(table::BUILT_PER_ENTRY))
     }
@@ -162,8 +175,7 @@ impl<'p> Interp<'p> {
                 optional_indices,
             } => {
                 let n = items.len() as u64;
-                self.charge(table::LIST_CREATE.saturating_add(self.alloc(table::alloc_list(n))))?;
-                self.build(n.saturating_mul(table::BUILT_PER_ELEMENT))?;
+                self.pay_list(table::LIST_CREATE, n)?;
                 let mut values = Vec::with_capacity(items.len());
                 for (i, &item) in items.iter().enumerate() {
                     let value = self.eval(item)?;
@@ -177,8 +189,7 @@ impl<'p> Interp<'p> {
             }
             ExprKind::Map(entries) => {
                 let n = entries.len() as u64;
-                self.charge(table::MAP_CREATE.saturating_add(self.alloc(table::alloc_map(n))))?;
-                self.build(n.saturating_mul(table::BUILT_PER_ENTRY))?;
+                self.pay_map(table::MAP_CREATE, n)?;
                 let mut pairs = Vec::with_capacity(entries.len());
                 for entry in entries {
                     let key = self.eval(entry.key)?;
@@ -385,6 +396,8 @@ impl<'p> Interp<'p> {
 fn equality_cost(a: &Value, b: &Value) -> u64 {
     let container = |v: &Value| matches!(v, Value::List(_) | Value::Map(_));
     match (a, b) {
+        // Two optionals with values compare as their values.
+        (Value::Optional(Some(x)), Value::Optional(Some(y))) => equality_cost(x, y),
         (Value::String(_), Value::String(_)) | (Value::Bytes(_), Value::Bytes(_)) => {
             table::compare_sized(a.cost_size(), b.cost_size()).max(table::CALL)
         }

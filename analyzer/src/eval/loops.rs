@@ -170,6 +170,7 @@ impl<'p> Interp<'p> {
     /// `map`, `filter` and `transformList`: a list of the kept entries, transformed.
     fn collect_list(&mut self, c: &'p Comprehension, items: &Range<'_>) -> Eval {
         self.charge(table::MAP_FILTER_FIXED)?;
+        self.build(table::BUILT_PER_CONTAINER)?;
         let mut out = Vec::new();
         let mut deep = 0u64;
         for i in 0..items.len() {
@@ -178,10 +179,10 @@ impl<'p> Interp<'p> {
                 continue;
             }
             let element = if let Some(transform) = c.transform {
-                self.pay_list(table::MAP_APPEND, 1)?;
+                self.pay_append(table::MAP_APPEND, 1)?;
                 self.bound(c, items, i, transform)?
             } else {
-                self.pay_list(table::FILTER_APPEND, 1)?;
+                self.pay_append(table::FILTER_APPEND, 1)?;
                 items.item(i)
             };
             deep = deep.saturating_add(element.deep_size()).saturating_add(1);
@@ -194,6 +195,7 @@ impl<'p> Interp<'p> {
     /// of the one-entry maps the transform builds; a repeated key is an error).
     fn collect_map(&mut self, c: &'p Comprehension, items: &Range<'_>) -> Eval {
         self.charge(table::TRANSFORM_MAP_FIXED)?;
+        self.build(table::BUILT_PER_CONTAINER)?;
         let transform = c
             .transform
             .ok_or_else(|| error("the macro needs a transform"))?;
@@ -205,9 +207,7 @@ impl<'p> Interp<'p> {
             }
             let value = self.bound(c, items, i, transform)?;
             if c.kind == MacroKind::TransformMap {
-                self.charge(
-                    table::TRANSFORM_MAP_INSERT.saturating_add(self.alloc(table::alloc_map(1))),
-                )?;
+                self.pay_insert(table::TRANSFORM_MAP_INSERT, 1)?;
                 pairs.push((items.entry(i).0, value));
                 continue;
             }
@@ -215,7 +215,7 @@ impl<'p> Interp<'p> {
                 return Err(no_overload("transformMapEntry", &[&value]));
             };
             let n = entry.len() as u64;
-            self.pay_map(table::TRANSFORM_MAP_INSERT.saturating_mul(n), n)?;
+            self.pay_insert(table::TRANSFORM_MAP_INSERT.saturating_mul(n), n)?;
             pairs.extend(
                 entry
                     .entries()
@@ -237,7 +237,7 @@ impl<'p> Interp<'p> {
         let mut keys = Vec::with_capacity(list.len());
         for i in 0..list.len() {
             self.loop_tick(i)?;
-            self.pay_list(table::MAP_APPEND, 1)?;
+            self.pay_append(table::MAP_APPEND, 1)?;
             keys.push(self.bound(c, items, i, key)?);
         }
         sort_by_keys(self, list, &keys)

@@ -225,6 +225,8 @@ impl Value {
             Value::Bytes(b) => b.len() as u64,
             Value::List(l) => l.deep,
             Value::Map(m) => m.deep_size(),
+            // An optional's value, as the estimator sizes it.
+            Value::Optional(Some(v)) => v.deep_size(),
             _ => 1,
         }
     }

@@ -3,10 +3,9 @@
 
 pub mod adapter;
 pub mod matcher;
-mod ops;
 pub mod runner;
 
-pub use adapter::{PROTOCOL, ReferenceAdapter};
+pub use adapter::{PROTOCOL, ReferenceAdapter, SessionStores, release_schemas};
 pub use runner::{
     RunOptions, Scenario, ScenarioResult, collect, run_file, run_scenario, serve_stdio,
 };

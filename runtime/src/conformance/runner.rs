@@ -12,7 +12,7 @@ use serde_json::{Map, Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 
-use super::adapter::ReferenceAdapter;
+use super::adapter::{ReferenceAdapter, SessionStores};
 use super::matcher;
 use crate::source::{SIGNATURE_HEADER, sign};
 
@@ -23,6 +23,8 @@ pub struct RunOptions {
     pub adapter: Option<String>,
     /// Insert a crash-restart between every two top-level steps.
     pub restart_every_step: bool,
+    /// Where the in-process reference runtime keeps each scenario's store.
+    pub stores: SessionStores,
 }
 
 /// The outcome of one scenario.
@@ -252,6 +254,14 @@ async fn drive(t: &mut Transport, scenario: &Scenario, options: &RunOptions) -> 
             super::PROTOCOL
         ));
     }
+    let nodes = scenario.setup["nodes"].as_array().map_or(1, Vec::len);
+    let supported = hello[0]["result"]["nodes"].as_u64().unwrap_or(1);
+    if nodes as u64 > supported {
+        return Err(format!(
+            "the scenario runs on {nodes} edges; the implementation supports {supported} \
+             (hello.nodes)"
+        ));
+    }
     let reset = t
         .call(&[json!({"op": "reset", "args": scenario.setup})])
         .await?;
@@ -402,7 +412,7 @@ impl Transport {
     fn open(options: &RunOptions) -> Result<Transport, String> {
         let Some(command) = &options.adapter else {
             return Ok(Transport::InProcess {
-                adapter: ReferenceAdapter::new(),
+                adapter: ReferenceAdapter::with_stores(options.stores.clone()),
                 seq: 0,
             });
         };
@@ -520,8 +530,8 @@ impl Transport {
 
 /// Serves the protocol for the reference runtime on stdin/stdout until stdin closes. Requests
 /// run concurrently; each answer is written when its operation finishes.
-pub async fn serve_stdio() -> std::io::Result<()> {
-    let adapter = ReferenceAdapter::new();
+pub async fn serve_stdio(stores: SessionStores) -> std::io::Result<()> {
+    let adapter = ReferenceAdapter::with_stores(stores);
     let mut lines = BufReader::new(tokio::io::stdin()).lines();
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<String>();
     let writer = tokio::spawn(async move {
@@ -547,5 +557,7 @@ pub async fn serve_stdio() -> std::io::Result<()> {
         });
     }
     drop(tx);
-    writer.await.map_err(std::io::Error::other)?
+    let written = writer.await.map_err(std::io::Error::other)?;
+    super::release_schemas().await;
+    written
 }

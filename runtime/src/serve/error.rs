@@ -48,15 +48,28 @@ impl From<RuntimeError> for ApiError {
             RuntimeError::Refused { .. } => StatusCode::FORBIDDEN,
             RuntimeError::NotFound { .. } => StatusCode::NOT_FOUND,
             RuntimeError::Conflict { .. } => StatusCode::CONFLICT,
-            RuntimeError::Store(_) => StatusCode::INTERNAL_SERVER_ERROR,
+            RuntimeError::Store(store) => return Self::unavailable(store),
         };
         Self::new(status, e.code(), e.to_string())
     }
 }
 
+impl ApiError {
+    /// The store failed (the database is unavailable, a connection broke): nothing of the
+    /// request was acknowledged, and the sender should send it again a little later (503 with
+    /// `Retry-After`).
+    fn unavailable(e: &StoreError) -> Self {
+        Self::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "store-unavailable",
+            e.to_string(),
+        )
+    }
+}
+
 impl From<StoreError> for ApiError {
     fn from(e: StoreError) -> Self {
-        Self::new(StatusCode::INTERNAL_SERVER_ERROR, "store", e.to_string())
+        Self::unavailable(&e)
     }
 }
 
@@ -74,7 +87,14 @@ impl From<BytesRejection> for ApiError {
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let body = json!({"error": {"code": self.code, "message": self.message}});
-        (self.status, axum::Json(body)).into_response()
+        let mut response = (self.status, axum::Json(body)).into_response();
+        if self.status == StatusCode::SERVICE_UNAVAILABLE {
+            response.headers_mut().insert(
+                axum::http::header::RETRY_AFTER,
+                axum::http::HeaderValue::from_static("1"),
+            );
+        }
+        response
     }
 }
 

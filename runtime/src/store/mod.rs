@@ -8,10 +8,13 @@
 //!
 //! The semantics of every step are written once ([`semantics`]) over the row contract of
 //! [`rows`]; a backend only stores and reads rows inside transactions: [`MemoryStore`] under one
-//! lock with an undo log, [`SqliteStore`] in `BEGIN IMMEDIATE` transactions, both relational
-//! backends through the one set of SQL statements in `sql.rs`.
+//! lock with an undo log, [`SqliteStore`] in `BEGIN IMMEDIATE` transactions (one edge),
+//! [`PostgresStore`] under READ COMMITTED (any number of edges); both relational backends run
+//! the one set of SQL statements in `sql.rs`. [`StoreLocation`] is what `--db` names.
 
+mod location;
 mod memory;
+mod postgres;
 pub mod rows;
 mod semantics;
 mod sql;
@@ -19,7 +22,9 @@ mod sqlite;
 
 use std::future::Future;
 
+pub use location::{BadLocation, StoreLocation};
 pub use memory::{MemoryStore, MemoryTx};
+pub use postgres::{PostgresRead, PostgresStore, PostgresTx};
 pub use sqlite::{SqliteRead, SqliteStore, SqliteTx};
 
 use crate::clock::Timestamp;

@@ -16,7 +16,12 @@ use crate::syntax::{Comprehension, ExprKind, Literal, MacroKind};
 struct Iteration {
     count: Poly,
     min_count: u64,
+    /// What one variable binds: the element of a list, the key of a map.
     elem: Shape,
+    /// What the first of two variables binds: the index of a list, the key of a map.
+    index: Shape,
+    /// What the second of two variables binds: the element of a list, the value of a map.
+    value: Shape,
     /// The element variable to sum over, and the part whose elements it ranges over.
     sum: Option<(Var, Var)>,
 }
@@ -45,7 +50,9 @@ impl<'a> Walker<'a> {
                         Iteration {
                             count: l.len.clone(),
                             min_count: l.min_len,
+                            value: elem.clone(),
                             elem,
+                            index: Shape::Scalar,
                             sum: Some((fresh, parent)),
                         }
                     }
@@ -53,6 +60,8 @@ impl<'a> Walker<'a> {
                         count: l.len.clone(),
                         min_count: l.min_len,
                         elem: l.elem.clone(),
+                        index: Shape::Scalar,
+                        value: l.elem.clone(),
                         sum: None,
                     },
                 },
@@ -60,15 +69,21 @@ impl<'a> Walker<'a> {
                     count: m.len.clone(),
                     min_count: m.min_len,
                     elem: m.key.clone(),
+                    index: m.key.clone(),
+                    value: m.val.clone(),
                     sum: None,
                 },
                 Shape::Json(v) => {
                     self.parts.note([*v], Uses::ITERATED);
                     let x = self.parts.element(*v);
+                    // An element of a JSON list or an entry of a JSON object: its index or key and
+                    // its value all lie within the element's bytes.
                     Iteration {
                         count: self.parts.count(*v),
                         min_count: 0,
                         elem: Shape::Json(x),
+                        index: Shape::Json(x),
+                        value: Shape::Json(x),
                         sum: Some((x, *v)),
                     }
                 }
@@ -76,13 +91,18 @@ impl<'a> Walker<'a> {
                 Shape::Object(obj, _) if &*obj.name == "event" => {
                     let longest = EVENT_FIELDS.iter().map(|f| f.len()).max().unwrap_or(0);
                     let shortest = EVENT_FIELDS.iter().map(|f| f.len()).min().unwrap_or(0);
+                    let key = Shape::Str {
+                        max: Poly::constant(longest as f64),
+                        min: shortest as u64,
+                    };
+                    // Two variables bind a field's name and its value, which may be any part of
+                    // the event: priced as unknown (unbounded) rather than guessed.
                     Iteration {
                         count: Poly::constant(EVENT_FIELDS.len() as f64),
                         min_count: EVENT_FIELDS.len() as u64,
-                        elem: Shape::Str {
-                            max: Poly::constant(longest as f64),
-                            min: shortest as u64,
-                        },
+                        elem: key.clone(),
+                        index: key,
+                        value: Shape::Unknown,
                         sum: None,
                     }
                 }
@@ -91,6 +111,8 @@ impl<'a> Walker<'a> {
                     count: Poly::constant(UNBOUNDED),
                     min_count: 0,
                     elem: Shape::Unknown,
+                    index: Shape::Unknown,
+                    value: Shape::Unknown,
                     sum: None,
                 },
                 // Iterating anything else is an evaluation error before the first element.
@@ -103,6 +125,8 @@ impl<'a> Walker<'a> {
                 count: Poly::zero(),
                 min_count: 0,
                 elem: Shape::Scalar,
+                index: Shape::Scalar,
+                value: Shape::Scalar,
                 sum: None,
             });
         }
@@ -110,13 +134,20 @@ impl<'a> Walker<'a> {
         // whole part (an element is never larger than the part it comes from).
         let mut merged: Option<Iteration> = None;
         for plan in plans {
-            let elem = match plan.sum {
-                Some((x, parent)) => plan.elem.map_vars(&mut |v| if v == x { parent } else { v }),
-                None => plan.elem,
+            let whole = |s: Shape| match plan.sum {
+                Some((x, parent)) => s.map_vars(&mut |v| if v == x { parent } else { v }),
+                None => s,
             };
+            let (elem, index, value) = (
+                whole(plan.elem.clone()),
+                whole(plan.index.clone()),
+                whole(plan.value.clone()),
+            );
             merged = Some(match merged {
                 None => Iteration {
                     elem,
+                    index,
+                    value,
                     sum: None,
                     ..plan
                 },
@@ -124,6 +155,8 @@ impl<'a> Walker<'a> {
                     count: m.count.max(&plan.count),
                     min_count: m.min_count.min(plan.min_count),
                     elem: m.elem.union(elem),
+                    index: m.index.union(index),
+                    value: m.value.union(value),
                     sum: None,
                 },
             });
@@ -133,6 +166,9 @@ impl<'a> Walker<'a> {
 
     pub(super) fn comprehension(&mut self, c: &'a Comprehension) -> (Val, Option<String>) {
         let range = self.visit(c.range);
+        if matches!(c.kind, MacroKind::OptMap | MacroKind::OptFlatMap) {
+            return (self.opt_map(c, &range), None);
+        }
         let plan = self.iteration(&range.shape);
         let count_max = self.parts.maximize(&plan.count);
         let outer = self
@@ -143,10 +179,17 @@ impl<'a> Walker<'a> {
         // Maximised once here rather than for every node below.
         let joint_max = units(self.parts.maximize(&joint));
         self.multipliers.push((joint, joint_max));
-        self.scopes.push((&c.var, plan.elem.clone()));
+        let bound = if let Some((second, _)) = &c.var2 {
+            self.scopes.push((&c.var, plan.index.clone()));
+            self.scopes.push((second, plan.value.clone()));
+            2
+        } else {
+            self.scopes.push((&c.var, plan.elem.clone()));
+            1
+        };
         let pred = c.predicate.map(|p| self.visit(p));
         let transform = c.transform.map(|t| self.visit(t));
-        self.scopes.pop();
+        self.scopes.truncate(self.scopes.len() - bound);
         self.multipliers.pop();
 
         let zero = || Val::constant(0, Shape::Scalar);
@@ -171,7 +214,7 @@ impl<'a> Walker<'a> {
                     .add_const(table::EXISTS_ONE_COUNT.max(table::EXISTS_ONE_SKIP) as f64),
                 pred.min.saturating_add(table::EXISTS_ONE_SKIP),
             ),
-            MacroKind::Map => {
+            MacroKind::Map | MacroKind::TransformList => {
                 let t = transform.unwrap_or_else(zero);
                 let append = t.max.add_const((table::MAP_APPEND + append_alloc) as f64);
                 if c.predicate.is_some() {
@@ -196,13 +239,32 @@ impl<'a> Walker<'a> {
                 ),
                 pred.min.saturating_add(table::FILTER_SKIP),
             ),
-            // Not priced yet: an unbounded estimate keeps the bound sound.
-            MacroKind::TransformList
-            | MacroKind::TransformMap
-            | MacroKind::TransformMapEntry
-            | MacroKind::SortBy
-            | MacroKind::OptMap
-            | MacroKind::OptFlatMap => (0, Poly::constant(UNBOUNDED), 0),
+            MacroKind::TransformMap | MacroKind::TransformMapEntry => {
+                let t = transform.unwrap_or_else(zero);
+                // One entry per kept element, or every entry of the map the transform builds.
+                let entries = match (c.kind, &t.shape) {
+                    (MacroKind::TransformMap, _) => Poly::constant(1.0),
+                    (_, Shape::Map(m)) => m.len.clone(),
+                    _ => Poly::constant(UNBOUNDED),
+                };
+                let insert = table::TRANSFORM_MAP_INSERT + self.model.alloc(table::alloc_map(1));
+                let kept = t.max.add(&entries.scale(insert as f64));
+                match c.predicate {
+                    Some(_) => (
+                        table::TRANSFORM_MAP_FIXED,
+                        pred.max
+                            .add(&kept.max(&Poly::constant(table::FILTER_SKIP as f64))),
+                        pred.min.saturating_add(table::FILTER_SKIP),
+                    ),
+                    None => (table::TRANSFORM_MAP_FIXED, kept, t.min),
+                }
+            }
+            MacroKind::SortBy => {
+                let t = transform.unwrap_or_else(zero);
+                let key = t.max.add_const((table::MAP_APPEND + append_alloc) as f64);
+                (table::MAP_FILTER_FIXED, key, t.min)
+            }
+            MacroKind::OptMap | MacroKind::OptFlatMap => (0, Poly::constant(UNBOUNDED), 0),
         };
         let body = self.sum(&per, &plan);
         // `all` and `exists` may stop after their first element unless the predicate is a
@@ -220,10 +282,10 @@ impl<'a> Walker<'a> {
             _ => plan.min_count,
         };
         let shape = match c.kind {
-            MacroKind::Map => Shape::List(Box::new(ListShape {
+            MacroKind::Map | MacroKind::TransformList => Shape::List(Box::new(ListShape {
                 len: plan.count.clone(),
                 min_len: plan.min_count,
-                elem: transform_shape.unwrap_or(Shape::Scalar),
+                elem: transform_shape.clone().unwrap_or(Shape::Scalar),
                 elem_var: plan.sum.map(|(x, _)| x),
             })),
             MacroKind::Filter => Shape::List(Box::new(ListShape {
@@ -232,11 +294,35 @@ impl<'a> Walker<'a> {
                 elem: plan.elem.clone(),
                 elem_var: plan.sum.map(|(x, _)| x),
             })),
+            MacroKind::TransformMap => super::super::libraries::transformed_map(
+                plan.count.clone(),
+                plan.index.clone(),
+                transform_shape.clone().unwrap_or(Shape::Scalar),
+            ),
+            MacroKind::TransformMapEntry => match &transform_shape {
+                Some(Shape::Map(m)) => super::super::libraries::transformed_map(
+                    self.at_largest_of(&plan, &plan.count.mul(&m.len)),
+                    m.key.clone(),
+                    m.val.clone(),
+                ),
+                _ => Shape::Unknown,
+            },
+            MacroKind::SortBy => Shape::List(Box::new(ListShape {
+                len: plan.count.clone(),
+                min_len: 0,
+                elem: plan.elem.clone(),
+                elem_var: plan.sum.map(|(x, _)| x),
+            })),
             _ => Shape::Scalar,
+        };
+        // `sortBy` sorts the keys it computed: the comparisons and the sorted list.
+        let sorting = match (c.kind, &transform_shape) {
+            (MacroKind::SortBy, key) => self.sort_keys(&plan, key.as_ref()),
+            _ => Poly::zero(),
         };
         let assumption = Some(self.describe_iteration(&plan, count_max));
         let val = Val {
-            max: range.max.add(&body).add_const(fixed as f64),
+            max: range.max.add(&body).add(&sorting).add_const(fixed as f64),
             min: range
                 .min
                 .saturating_add(fixed)
@@ -244,6 +330,51 @@ impl<'a> Walker<'a> {
             shape,
         };
         (val, assumption)
+    }
+
+    /// `opt.optMap(x, t)` and `opt.optFlatMap(x, t)`: the transform runs at most once, on the
+    /// optional's value (whose shape the optional's is).
+    fn opt_map(&mut self, c: &'a Comprehension, range: &Val) -> Val {
+        self.scopes.push((&c.var, range.shape.clone()));
+        let t = c.transform.map(|t| self.visit(t));
+        self.scopes.pop();
+        let (t_max, t_shape) = t.map_or((Poly::zero(), Shape::Scalar), |t| (t.max, t.shape));
+        Val {
+            max: range.max.add(&t_max).add_const(table::OPT_MAP as f64),
+            min: range.min.saturating_add(table::OPT_MAP),
+            shape: t_shape,
+        }
+    }
+
+    /// `p` with the iteration's element variable at its whole part.
+    fn at_largest_of(&self, plan: &Iteration, p: &Poly) -> Poly {
+        match plan.sum {
+            Some((x, parent)) => self.parts.fold_into(p, x).substitute(x, parent),
+            None => p.clone(),
+        }
+    }
+
+    /// Sorting the keys `sortBy` computed: `CALL + n`, then `n · ⌈log₂ n⌉` comparisons of at
+    /// most the longest key, and the sorted list.
+    fn sort_keys(&self, plan: &Iteration, key: Option<&Shape>) -> Poly {
+        let compare =
+            key.and_then(Shape::as_str)
+                .map_or(Poly::constant(table::CALL as f64), |len| {
+                    let t = len.scale(0.1).add_const(0.9);
+                    t.max(&Poly::constant(table::CALL as f64))
+                });
+        let compare = self.at_largest_of(plan, &compare);
+        let n = units(self.parts.maximize(&plan.count));
+        let log = if n < 2 {
+            0.0
+        } else {
+            f64::from(u64::BITS - (n - 1).leading_zeros())
+        };
+        let alloc = self.model.alloc(table::alloc_list(1)) as f64;
+        plan.count
+            .scale(1.0 + alloc)
+            .add(&plan.count.mul(&compare).scale(log))
+            .add_const(table::CALL as f64)
     }
 
     /// Bounds `Σ per(xᵢ)` over every iteration. With an element variable `x` of a part `P`

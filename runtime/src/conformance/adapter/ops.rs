@@ -1,11 +1,13 @@
-//! The reference adapter's operations on a session's runtime (`docs/conformance.md`), one
-//! function each: jobs and waits, deliveries, fires, audit, outputs, approvals, time.
+//! The operations of the event-wait protocol (`docs/conformance.md`), one function each, on the
+//! edge a step names (`node`) of a [`Session`]: jobs and waits, deliveries, fires, audit,
+//! outputs, approvals, time.
 
 use serde_json::{Value, json};
 
-use super::adapter::{OpError, OpResult, Session};
+use super::session::{Edge, Session, SessionStore};
+use super::{NowTs, OpError, OpResult, str_arg};
 use crate::args::parse_duration;
-use crate::clock::{ManualClock, Timestamp};
+use crate::clock::Timestamp;
 use crate::jobs::JobStart;
 use crate::model::Wait;
 use crate::source::Delivery;
@@ -13,39 +15,35 @@ use crate::store::Store;
 use crate::triggers::{KILL_SWITCH, paused_key};
 use crate::views;
 
-fn str_arg<'a>(args: &'a Value, key: &str) -> Result<&'a str, OpError> {
-    args.get(key)
-        .and_then(Value::as_str)
-        .ok_or_else(|| OpError::new("invalid_args", format!("`{key}` (a string) is required")))
-}
-
-/// Runs an operation of a session's runtime; `unknown_op` for one this adapter does not have.
-pub(super) async fn dispatch(s: &Session, op: &str, args: &Value) -> OpResult {
+/// Runs an operation on a session; `unknown_op` for one this adapter does not have.
+pub(super) async fn dispatch<S: SessionStore>(s: &Session<S>, op: &str, args: &Value) -> OpResult {
     match op {
         "advance" => advance(s, args).await,
         "start_job" => start_job(s, args).await,
         "wait_for_event" => wait_for_event(s, args).await,
         "poll" => poll(s, args).await,
         "job" => job(s, args).await,
-        "waits" => Ok(json!({"lines": s.runtime.waiting_lines().await?})),
+        "waits" => Ok(json!({"lines": s.edge(args)?.runtime.waiting_lines().await?})),
         "deliver" => deliver(s, args).await,
-        "fires" => fires(s).await,
+        "fires" => fires(s, args).await,
         "routine_control" => {
             let routine = str_arg(args, "routine")?;
             let paused = args.get("paused").and_then(Value::as_bool).unwrap_or(false);
-            s.store.set_flag(&paused_key(routine), paused).await?;
+            s.edge(args)?
+                .store
+                .set_flag(&paused_key(routine), paused)
+                .await?;
             Ok(json!({}))
         }
         "kill_switch" => {
             let on = args.get("on").and_then(Value::as_bool).unwrap_or(false);
-            s.store.set_flag(KILL_SWITCH, on).await?;
+            s.edge(args)?.store.set_flag(KILL_SWITCH, on).await?;
             Ok(json!({}))
         }
         "audit" => audit(s, args).await,
-        "log" => Ok(json!({"lines": s.runtime.log_lines()})),
         "output" => output(s, args).await,
         "end_job" => {
-            s.runtime.end_job(str_arg(args, "job")?).await?;
+            s.edge(args)?.runtime.end_job(str_arg(args, "job")?).await?;
             Ok(json!({}))
         }
         "outputs" => outputs(s, args).await,
@@ -56,7 +54,8 @@ pub(super) async fn dispatch(s: &Session, op: &str, args: &Value) -> OpResult {
                 .ok_or_else(|| {
                     OpError::new("invalid_args", "`approved` (a boolean) is required")
                 })?;
-            s.runtime
+            s.edge(args)?
+                .runtime
                 .approve(str_arg(args, "job")?, str_arg(args, "step")?, approved)
                 .await?;
             Ok(json!({}))
@@ -68,7 +67,7 @@ pub(super) async fn dispatch(s: &Session, op: &str, args: &Value) -> OpResult {
     }
 }
 
-async fn output(s: &Session, args: &Value) -> OpResult {
+async fn output<S: SessionStore>(s: &Session<S>, args: &Value) -> OpResult {
     let apply_now = match args.get("apply").and_then(Value::as_str) {
         None | Some("end") => false,
         Some("now") => true,
@@ -80,29 +79,68 @@ async fn output(s: &Session, args: &Value) -> OpResult {
         }
     };
     let job = str_arg(args, "job")?;
-    s.runtime
+    s.edge(args)?
+        .runtime
         .call_output(job, str_arg(args, "name")?, apply_now)
         .await?;
     Ok(json!({}))
 }
 
-async fn advance(s: &Session, args: &Value) -> OpResult {
+async fn advance<S: SessionStore>(s: &Session<S>, args: &Value) -> OpResult {
     let by = str_arg(args, "by")?;
     let by = parse_duration(by)
         .ok_or_else(|| OpError::new("invalid_args", format!("`{by}` is not a duration")))?;
     let target = s.clock.now_ts().plus(by);
+    // The edges that sweep: the one the step names, or all of them at once (the holder of the
+    // sweeper lease fires; the others find nothing to do).
+    let sweepers = match args.get("node") {
+        None | Some(Value::Null) => s.all(),
+        Some(_) => vec![s.edge(args)?],
+    };
     // Deadlines inside the interval fire at their own instants, in order.
-    while let Some(next) = s.runtime.next_deadline().await?.filter(|t| *t <= target) {
+    loop {
+        let Some(next) = sweepers[0].runtime.next_deadline().await? else {
+            break;
+        };
+        if next > target {
+            break;
+        }
         s.clock.set(next);
-        s.runtime.fire_due().await?;
+        let fired = fire_due(&sweepers).await?;
+        if fired == 0 && sweepers[0].runtime.next_deadline().await? == Some(next) {
+            // Nobody sweeping holds the lease (its holder is not among them): the deadline
+            // waits for the holder, or for its lease to expire within the interval.
+            break;
+        }
     }
     s.clock.set(target);
-    s.runtime.fire_due().await?;
-    s.runtime.purge().await?;
+    fire_due(&sweepers).await?;
+    for edge in &sweepers {
+        edge.runtime.purge().await?;
+    }
     Ok(json!({"now": target.to_rfc3339()}))
 }
 
-async fn start_job(s: &Session, args: &Value) -> OpResult {
+/// Every sweeper fires what is due, at once; returns how many waits timed out.
+async fn fire_due<S: SessionStore>(sweepers: &[std::sync::Arc<Edge<S>>]) -> Result<usize, OpError> {
+    let tasks: Vec<_> = sweepers
+        .iter()
+        .map(|e| {
+            let runtime = e.runtime.clone();
+            tokio::spawn(async move { runtime.fire_due().await })
+        })
+        .collect();
+    let mut fired = 0;
+    for task in tasks {
+        fired += task
+            .await
+            .map_err(|e| OpError::new("runtime", e.to_string()))??;
+    }
+    Ok(fired)
+}
+
+async fn start_job<S: SessionStore>(s: &Session<S>, args: &Value) -> OpResult {
+    let e = s.edge(args)?;
     let timeout = match args.get("timeout").and_then(Value::as_str) {
         None => None,
         Some(t) => Some(
@@ -127,46 +165,51 @@ async fn start_job(s: &Session, args: &Value) -> OpResult {
             .and_then(Value::as_bool)
             .unwrap_or(false),
     };
-    let job = s.runtime.start_job(&start).await?;
+    let job = e.runtime.start_job(&start).await?;
     Ok(
         json!({"job": job.id, "started_at": job.started_at.to_rfc3339(),
               "deadline": job.deadline.map(Timestamp::to_rfc3339)}),
     )
 }
 
-async fn wait_for_event(s: &Session, args: &Value) -> OpResult {
+async fn wait_for_event<S: SessionStore>(s: &Session<S>, args: &Value) -> OpResult {
+    let e = s.edge(args)?;
     let job = str_arg(args, "job")?;
     let name = str_arg(args, "wait")?;
     let mut wait_args = args.clone();
     if let Some(map) = wait_args.as_object_mut() {
         map.remove("job");
         map.remove("wait");
+        map.remove("node");
     }
-    let wait = s.runtime.wait_for_event(job, name, &wait_args).await?;
-    wait_json(s, &wait).await
+    let wait = e.runtime.wait_for_event(job, name, &wait_args).await?;
+    wait_json(s, &e, &wait).await
 }
 
-async fn poll(s: &Session, args: &Value) -> OpResult {
+async fn poll<S: SessionStore>(s: &Session<S>, args: &Value) -> OpResult {
+    let e = s.edge(args)?;
     let name = str_arg(args, "wait")?;
     let job = args.get("job").and_then(Value::as_str);
-    let wait = s.runtime.find_wait(job, name).await?;
-    wait_json(s, &wait).await
+    let wait = e.runtime.find_wait(job, name).await?;
+    wait_json(s, &e, &wait).await
 }
 
-async fn wait_json(s: &Session, wait: &Wait) -> OpResult {
-    let event = s.runtime.wait_event(wait).await?;
+async fn wait_json<S: SessionStore>(s: &Session<S>, e: &Edge<S>, wait: &Wait) -> OpResult {
+    let event = e.runtime.wait_event(wait).await?;
     Ok(views::wait(wait, event.as_ref(), s.clock.now_ts()))
 }
 
-async fn job(s: &Session, args: &Value) -> OpResult {
+async fn job<S: SessionStore>(s: &Session<S>, args: &Value) -> OpResult {
+    let e = s.edge(args)?;
     let id = str_arg(args, "job")?;
-    let job = s.runtime.job(id).await?;
-    let waits = s.store.waits_of_job(id).await?;
-    let steps = s.store.steps_of_job(id).await?;
+    let job = e.runtime.job(id).await?;
+    let waits = e.store.waits_of_job(id).await?;
+    let steps = e.store.steps_of_job(id).await?;
     Ok(views::job(&job, &waits, &steps, s.clock.now_ts()))
 }
 
-async fn deliver(s: &Session, args: &Value) -> OpResult {
+async fn deliver<S: SessionStore>(s: &Session<S>, args: &Value) -> OpResult {
+    let e = s.edge(args)?;
     let source = str_arg(args, "source")?;
     let body = match args.get("body") {
         None | Some(Value::Null) => Vec::new(),
@@ -183,7 +226,7 @@ async fn deliver(s: &Session, args: &Value) -> OpResult {
             headers.push((name.to_ascii_lowercase(), value));
         }
     }
-    let delivered = s
+    let delivered = e
         .runtime
         .deliver(source, &Delivery { headers, body })
         .await?;
@@ -195,18 +238,20 @@ async fn deliver(s: &Session, args: &Value) -> OpResult {
     }))
 }
 
-async fn fires(s: &Session) -> OpResult {
+async fn fires<S: SessionStore>(s: &Session<S>, args: &Value) -> OpResult {
+    let e = s.edge(args)?;
     let mut out = Vec::new();
-    for fire in s.store.fires().await? {
-        let event = s.runtime.fire_event(&fire).await?;
+    for fire in e.store.fires().await? {
+        let event = e.runtime.fire_event(&fire).await?;
         out.push(views::fire(&fire, event.as_ref()));
     }
     Ok(json!({"fires": out}))
 }
 
-async fn outputs(s: &Session, args: &Value) -> OpResult {
+async fn outputs<S: SessionStore>(s: &Session<S>, args: &Value) -> OpResult {
+    let e = s.edge(args)?;
     let job = str_arg(args, "job")?;
-    let outputs: Vec<Value> = s
+    let outputs: Vec<Value> = e
         .store
         .outputs(job)
         .await?
@@ -216,9 +261,10 @@ async fn outputs(s: &Session, args: &Value) -> OpResult {
     Ok(json!({"outputs": outputs}))
 }
 
-async fn audit(s: &Session, args: &Value) -> OpResult {
+async fn audit<S: SessionStore>(s: &Session<S>, args: &Value) -> OpResult {
+    let e = s.edge(args)?;
     let prefix = args.get("action").and_then(Value::as_str).unwrap_or("");
-    let records: Vec<Value> = s
+    let records: Vec<Value> = e
         .store
         .audit()
         .await?
@@ -227,14 +273,4 @@ async fn audit(s: &Session, args: &Value) -> OpResult {
         .map(views::audit)
         .collect();
     Ok(json!({"records": records}))
-}
-
-trait NowTs {
-    fn now_ts(&self) -> Timestamp;
-}
-
-impl NowTs for ManualClock {
-    fn now_ts(&self) -> Timestamp {
-        crate::clock::Clock::now(self)
-    }
 }

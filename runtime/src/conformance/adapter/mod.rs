@@ -1,25 +1,29 @@
-//! The reference runtime's side of the conformance protocol: a session per `reset` (a runtime on
-//! a `SQLite` file in a temporary directory, behind the crash switch of [`crate::faults`], and
-//! a manual clock), the session's lifecycle (`reset`, `restart`, `configure`, `crash_point`,
-//! `shutdown`) and the dispatch of every other operation to [`super::ops`]. The in-process
-//! runner and the `conformance-adapter` subcommand both go through
-//! [`ReferenceAdapter::handle_line`], so the two paths cannot differ.
+//! The reference runtime's side of the conformance protocol: a session per `reset`
+//! (`session.rs`: one or more edges on a store — a `SQLite` file in a temporary directory, or a
+//! fresh schema of a `PostgreSQL` database — each behind a crash switch, on a manual clock), the
+//! session's lifecycle (`reset`, `restart`, `configure`, `crash_point`, `shutdown`) and the
+//! dispatch of every other operation to `ops.rs`. The in-process runner and the
+//! `conformance-adapter` subcommand both go through [`ReferenceAdapter::handle_line`], so the
+//! two paths cannot differ.
 //!
-//! New operations are added as one arm in [`ReferenceAdapter::dispatch`] and one function.
+//! New operations are added as one arm in `ops::dispatch` and one function.
 
-use std::sync::{Arc, Mutex, PoisonError};
+mod ops;
+mod session;
+
+use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
-use tempfile::TempDir;
 
-use super::ops;
 use crate::args::parse_duration;
 use crate::clock::{ManualClock, Timestamp};
 use crate::config::Config;
-use crate::edge::Runtime;
 use crate::error::RuntimeError;
-use crate::faults::{Faults, Faulty, Plan};
-use crate::store::{SqliteStore, StoreError};
+use crate::faults::Plan;
+use crate::store::{PostgresStore, SqliteStore, StoreError};
+use session::{Place, Session, SessionStore};
+
+pub use session::{DEFAULT_NODE, MAX_NODES, release_schemas};
 
 /// The protocol's name and version. Version 1 grows only by operations and optional fields
 /// (an adapter lists its operations in `hello`), so every version-1 adapter keeps working.
@@ -104,60 +108,68 @@ impl From<StoreError> for OpError {
 
 pub(super) type OpResult = Result<Value, OpError>;
 
-/// The store of a session: `SQLite` behind the crash switch.
-pub(super) type SessionStore = Faulty<SqliteStore>;
-
-/// One scenario's runtime and what outlives its restarts.
-pub(super) struct Session {
-    pub(super) dir: Arc<TempDir>,
-    pub(super) config: Mutex<Arc<Config>>,
-    pub(super) clock: ManualClock,
-    pub(super) faults: Arc<Faults>,
-    pub(super) store: Arc<SessionStore>,
-    pub(super) runtime: Arc<Runtime<SessionStore>>,
+/// Where the adapter keeps each session's store.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum SessionStores {
+    /// A `SQLite` file in a new temporary directory per session.
+    #[default]
+    Sqlite,
+    /// A new schema per session in the `PostgreSQL` database at this URL.
+    Postgres(String),
 }
 
-impl Session {
-    async fn open(
-        dir: Arc<TempDir>,
-        config: Arc<Config>,
-        clock: ManualClock,
-    ) -> Result<Session, OpError> {
-        let faults = Faults::new();
-        let sqlite = SqliteStore::open(&dir.path().join("waits.db")).await?;
-        let store = Arc::new(Faulty::new(sqlite, faults.clone()));
-        let runtime =
-            Runtime::start(store.clone(), Arc::new(clock.clone()), config.clone()).await?;
-        Ok(Session {
-            dir,
-            config: Mutex::new(config),
-            clock,
-            faults,
-            store,
-            runtime,
-        })
-    }
+impl std::str::FromStr for SessionStores {
+    type Err = String;
 
-    fn config(&self) -> Arc<Config> {
-        self.config
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone()
+    fn from_str(value: &str) -> Result<Self, String> {
+        if value == "sqlite" {
+            return Ok(SessionStores::Sqlite);
+        }
+        match value.parse::<crate::store::StoreLocation>() {
+            Ok(crate::store::StoreLocation::Postgres(url)) => Ok(SessionStores::Postgres(url)),
+            Ok(crate::store::StoreLocation::Sqlite(_)) => Err(format!(
+                "`{value}`: each scenario runs on a fresh store: give `sqlite` (a temporary \
+                 file per scenario) or a PostgreSQL URL (a new schema per scenario)"
+            )),
+            Err(e) => Err(e.to_string()),
+        }
     }
+}
+
+/// A session on either store.
+#[derive(Clone)]
+enum AnySession {
+    Sqlite(Arc<Session<SqliteStore>>),
+    Postgres(Arc<Session<PostgresStore>>),
 }
 
 /// The reference adapter: a session per `reset`.
 #[derive(Default)]
 pub struct ReferenceAdapter {
-    session: Mutex<Option<Arc<Session>>>,
+    stores: SessionStores,
+    session: Mutex<Option<AnySession>>,
     /// The probe waits' operations and state (`crate::probe::conformance`).
     probe: crate::probe::conformance::ProbeSession,
 }
 
+pub(super) fn str_arg<'a>(args: &'a Value, key: &str) -> Result<&'a str, OpError> {
+    args.get(key)
+        .and_then(Value::as_str)
+        .ok_or_else(|| OpError::new("invalid_args", format!("`{key}` (a string) is required")))
+}
+
 impl ReferenceAdapter {
-    /// A fresh adapter with no session.
+    /// A fresh adapter with no session, keeping stores in temporary `SQLite` files.
     pub fn new() -> Arc<Self> {
-        Arc::new(Self::default())
+        Self::with_stores(SessionStores::Sqlite)
+    }
+
+    /// A fresh adapter with no session, keeping stores where `stores` says.
+    pub fn with_stores(stores: SessionStores) -> Arc<Self> {
+        Arc::new(Self {
+            stores,
+            ..Self::default()
+        })
     }
 
     /// Handles one request line and returns one response line (without the newline).
@@ -186,7 +198,7 @@ impl ReferenceAdapter {
         match op {
             "hello" => Ok(json!({
                 "impl": "ozcheck-runtime", "version": env!("CARGO_PKG_VERSION"),
-                "protocol": PROTOCOL,
+                "protocol": PROTOCOL, "nodes": session::MAX_NODES,
                 "ops": OPS.iter().chain(crate::probe::conformance::PROBE_OPS).collect::<Vec<_>>(),
                 "crash_points": CRASH_POINTS.iter().map(|p| p.0).collect::<Vec<_>>(),
             })),
@@ -194,10 +206,9 @@ impl ReferenceAdapter {
                 self.probe.reset();
                 self.reset(args).await
             }
-            "restart" => self.restart(args).await,
             "shutdown" => {
-                if let Some(s) = self.take() {
-                    s.store.inner().close().await;
+                if let Some(old) = self.take() {
+                    old.shutdown().await;
                 }
                 Ok(json!({}))
             }
@@ -205,94 +216,97 @@ impl ReferenceAdapter {
                 if let Some(answer) = self.probe.dispatch(op, args).await {
                     return answer;
                 }
-                let session = self.current()?;
-                let result = match op {
-                    "configure" => configure(&session, args),
-                    "crash_point" => crash_point(&session, args),
-                    _ => ops::dispatch(&session, op, args).await,
-                };
-                // An operation that hit an armed crash point answers `crashed`, whatever error
-                // the dead store made of it.
-                match (result, session.faults.crashed()) {
-                    (Err(_), Some(at)) => Err(OpError::new(
-                        "crashed",
-                        format!("the runtime crashed at {at}"),
-                    )),
-                    (result, _) => result,
+                match self.current()? {
+                    AnySession::Sqlite(s) => on_session(&s, op, args).await,
+                    AnySession::Postgres(s) => on_session(&s, op, args).await,
                 }
             }
         }
     }
 
-    fn take(&self) -> Option<Arc<Session>> {
+    fn take(&self) -> Option<AnySession> {
         self.session
             .lock()
-            .unwrap_or_else(PoisonError::into_inner)
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
             .take()
     }
 
-    fn put(&self, session: Session) {
-        *self.session.lock().unwrap_or_else(PoisonError::into_inner) = Some(Arc::new(session));
-    }
-
-    fn current(&self) -> Result<Arc<Session>, OpError> {
+    fn current(&self) -> Result<AnySession, OpError> {
         self.session
             .lock()
-            .unwrap_or_else(PoisonError::into_inner)
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
             .clone()
             .ok_or_else(|| OpError::new("runtime", "no session: send `reset` first"))
     }
 
     async fn reset(&self, args: &Value) -> OpResult {
         if let Some(old) = self.take() {
-            old.store.inner().close().await;
+            old.shutdown().await;
         }
-        let config: Config = serde_json::from_value(args.clone())
+        let (nodes, setup) = session::split_nodes(args)?;
+        let config: Config = serde_json::from_value(setup)
             .map_err(|e| OpError::new("invalid_args", format!("setup: {e}")))?;
         let start = match &config.clock {
             None => Timestamp::parse_rfc3339("2026-01-01T00:00:00Z"),
             Some(text) => Timestamp::parse_rfc3339(text),
         }
         .ok_or_else(|| OpError::new("invalid_args", "setup.clock is not RFC 3339 UTC"))?;
-        let dir = tempfile::tempdir().map_err(|e| OpError::new("runtime", e.to_string()))?;
-        let session =
-            Session::open(Arc::new(dir), Arc::new(config), ManualClock::new(start)).await?;
-        self.put(session);
-        Ok(json!({}))
-    }
-
-    async fn restart(&self, args: &Value) -> OpResult {
-        let old = self
-            .take()
-            .ok_or_else(|| OpError::new("runtime", "no session"))?;
-        let graceful = args.get("mode").and_then(Value::as_str) == Some("graceful");
-        let (dir, config, clock) = (old.dir.clone(), old.config(), old.clock.clone());
-        let pending = old.faults.pending();
-        if graceful {
-            old.store.inner().close().await;
-        }
-        // A crash: the runtime and its pool are dropped without any shutdown step.
-        drop(old);
-        // Time that passes while no runtime runs: deadlines in it fire when the next one starts.
-        if let Some(down) = args.get("down_for").and_then(Value::as_str) {
-            let down = parse_duration(down).ok_or_else(|| {
-                OpError::new("invalid_args", format!("`{down}` is not a duration"))
-            })?;
-            clock.advance(down);
-        }
-        let session = Session::open(dir, config, clock).await?;
-        // A crash point armed and not reached yet still waits for its operation.
-        if let Some(plan) = pending {
-            session.faults.arm(plan);
-        }
-        self.put(session);
+        let clock = ManualClock::new(start);
+        let session = match &self.stores {
+            SessionStores::Sqlite => {
+                let dir =
+                    tempfile::tempdir().map_err(|e| OpError::new("runtime", e.to_string()))?;
+                let place = Place::Sqlite(Arc::new(dir));
+                AnySession::Sqlite(Arc::new(Session::start(place, config, clock, nodes).await?))
+            }
+            SessionStores::Postgres(url) => {
+                let schema = session::take_schema(url).await?;
+                let place = Place::Postgres {
+                    url: url.clone(),
+                    schema,
+                };
+                AnySession::Postgres(Arc::new(Session::start(place, config, clock, nodes).await?))
+            }
+        };
+        *self
+            .session
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(session);
         Ok(json!({}))
     }
 }
 
+impl AnySession {
+    async fn shutdown(&self) {
+        match self {
+            AnySession::Sqlite(s) => s.shutdown().await,
+            AnySession::Postgres(s) => s.shutdown().await,
+        }
+    }
+}
+
+/// Runs an operation of a session. An operation that hit an armed crash point answers
+/// `crashed`, whatever error the dead store made of it.
+async fn on_session<S: SessionStore>(s: &Session<S>, op: &str, args: &Value) -> OpResult {
+    let result = match op {
+        "restart" => restart(s, args).await,
+        "configure" => configure(s, args),
+        "crash_point" => crash_point(s, args),
+        "log" => Ok(json!({"lines": log_lines(s, args)?})),
+        _ => ops::dispatch(s, op, args).await,
+    };
+    match (result, s.crashed()) {
+        (Err(_), Some(at)) => Err(OpError::new(
+            "crashed",
+            format!("the runtime crashed at {at}"),
+        )),
+        (result, _) => result,
+    }
+}
+
 /// `configure {sources?, routines?, flows?}`: a plugin is saved; each list given replaces the
-/// one in force. Refused (and nothing changes) with the code of the first problem.
-fn configure(s: &Session, args: &Value) -> OpResult {
+/// one in force on every edge. Refused (and nothing changes) with the code of the first problem.
+fn configure<S: SessionStore>(s: &Session<S>, args: &Value) -> OpResult {
     let Some(changes) = args.as_object() else {
         return Err(OpError::new("invalid_args", "`configure` takes a mapping"));
     };
@@ -310,26 +324,21 @@ fn configure(s: &Session, args: &Value) -> OpResult {
     let config: Config = serde_json::from_value(config)
         .map_err(|e| OpError::new("invalid_args", format!("configure: {e}")))?;
     crate::configure::check(&config)?;
-    let config = Arc::new(config);
-    *s.config.lock().unwrap_or_else(PoisonError::into_inner) = config.clone();
-    s.runtime.reconfigure(config);
+    s.reconfigure(config);
     Ok(json!({}))
 }
 
-/// `crash_point {point}` (a named point), or `{after: [steps], at?: step}` / `{step: N}` (the
-/// reference runtime's own row steps): the next operations crash there.
-fn crash_point(s: &Session, args: &Value) -> OpResult {
+/// `crash_point {point, node?}` (a named point), or `{after: [steps], at?: step}` / `{step: N}`
+/// (the reference runtime's own row steps): the next operations of the edge crash there.
+fn crash_point<S: SessionStore>(s: &Session<S>, args: &Value) -> OpResult {
     let plan = if let Some(name) = args.get("point").and_then(Value::as_str) {
         let (_, after, at) = CRASH_POINTS.iter().find(|p| p.0 == name).ok_or_else(|| {
+            let names: Vec<&str> = CRASH_POINTS.iter().map(|p| p.0).collect();
             OpError::new(
                 "invalid_args",
                 format!(
                     "no crash point `{name}`; the points are {}",
-                    CRASH_POINTS
-                        .iter()
-                        .map(|p| p.0)
-                        .collect::<Vec<_>>()
-                        .join(", ")
+                    names.join(", ")
                 ),
             )
         })?;
@@ -351,6 +360,39 @@ fn crash_point(s: &Session, args: &Value) -> OpResult {
         let at = args.get("at").and_then(Value::as_str).map(str::to_owned);
         Plan::After { after, at }
     };
-    s.faults.arm(plan);
+    s.edge(args)?.faults.arm(plan);
     Ok(json!({}))
+}
+
+/// `restart {mode, down_for?, node?}`: one edge, or all of them.
+async fn restart<S: SessionStore>(s: &Session<S>, args: &Value) -> OpResult {
+    let graceful = args.get("mode").and_then(Value::as_str) == Some("graceful");
+    let down =
+        match args.get("down_for").and_then(Value::as_str) {
+            None => None,
+            Some(down) => Some(parse_duration(down).ok_or_else(|| {
+                OpError::new("invalid_args", format!("`{down}` is not a duration"))
+            })?),
+        };
+    let node = args.get("node").and_then(Value::as_str);
+    s.restart(node, graceful, down).await?;
+    Ok(json!({}))
+}
+
+/// The log lines of the named edge, or of every edge in order.
+fn log_lines<S: SessionStore>(s: &Session<S>, args: &Value) -> Result<Vec<String>, OpError> {
+    if args.get("node").is_some_and(|n| !n.is_null()) {
+        return Ok(s.edge(args)?.runtime.log_lines());
+    }
+    Ok(s.all().iter().flat_map(|e| e.runtime.log_lines()).collect())
+}
+
+trait NowTs {
+    fn now_ts(&self) -> Timestamp;
+}
+
+impl NowTs for ManualClock {
+    fn now_ts(&self) -> Timestamp {
+        crate::clock::Clock::now(self)
+    }
 }

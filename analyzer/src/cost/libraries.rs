@@ -1,0 +1,483 @@
+//! Costs of the extension libraries' functions (strings, lists, sets, optional types) in the
+//! estimator: each mirrors what the meter charges for the call (`eval::strings`, `eval::lists`,
+//! `eval::format`, `eval::optional`), as a polynomial upper bound on top of the operands, with
+//! the size of the result, so that a sized operation on it is bounded too.
+//!
+//! Results derived from one event part keep its budget: the parts of `s.split(sep)` are
+//! elements of `s` (together never longer than `s`), so a comprehension over them sums over
+//! the budget instead of multiplying the count by the largest part.
+
+use super::calls::{min_poly, sized, traversal};
+use super::estimate::{Val, Walker, units};
+use super::poly::Poly;
+use super::shape::{ListShape, MapShape, Shape, UNBOUNDED};
+use super::table;
+
+/// A call's own cost: its max on top of the operands, its least cost, and the result's shape.
+pub(crate) type Own = (Poly, u64, Shape);
+
+/// The largest text one formatted scalar can take with a clause's precision: the longest
+/// scalar text plus the digits the precision adds.
+const FORMATTED_SCALAR_MAX: u64 = table::SCALAR_STRING_MAX + table::FORMAT_MAX_PRECISION;
+/// Bytes of `%s` text per byte of a JSON event part: a one-byte JSON number may print as a
+/// double's shortest form (at most 24 bytes) with its `, ` separator.
+const FORMATTED_PER_JSON_BYTE: f64 = 32.0;
+
+fn constant(c: u64) -> Poly {
+    Poly::constant(c as f64)
+}
+
+fn unbounded() -> Own {
+    (Poly::constant(UNBOUNDED), 0, Shape::Unknown)
+}
+
+impl Walker<'_> {
+    fn bytes_alloc(&self, len: &Poly) -> Poly {
+        len.scale(self.model.alloc(table::ALLOC_PER_BYTE) as f64)
+    }
+
+    fn list_alloc(&self, len: &Poly) -> Poly {
+        len.scale(self.model.alloc(table::ALLOC_PER_ELEMENT) as f64)
+    }
+
+    /// The list a value may be, with an element variable when its elements are distinct
+    /// elements of one event part (a JSON list of the event, or a list derived from one).
+    fn list_of(&mut self, shape: &Shape) -> Option<ListShape> {
+        match shape {
+            Shape::List(l) => Some((**l).clone()),
+            Shape::Json(v) if !self.parts.part(*v).object => {
+                let x = self.parts.element(*v);
+                Some(ListShape {
+                    len: self.parts.count(*v),
+                    min_len: 0,
+                    elem: Shape::Json(x),
+                    elem_var: Some(x),
+                })
+            }
+            _ => shape.as_list(&self.parts).map(|(len, elem)| ListShape {
+                len,
+                min_len: 0,
+                elem,
+                elem_var: None,
+            }),
+        }
+    }
+
+    /// A bound on `Σ p(eᵢ)` over the elements of `list`, where `p` bounds one element in
+    /// terms of the list's element variable (the comprehension rule of docs/cost-model.md §4).
+    fn sum_over(&self, list: &ListShape, per: &Poly) -> Poly {
+        let Some((x, parent)) = list
+            .elem_var
+            .and_then(|x| Some((x, self.parts.part(x).parent?)))
+        else {
+            return list.len.mul(per);
+        };
+        let per = self.parts.fold_into(per, x);
+        if self.sizes == super::model::SizeModel::Shared {
+            let (p0, q) = per.split_on(x);
+            list.len.mul(&p0).add(&q.substitute(x, parent))
+        } else {
+            list.len.mul(&per.substitute(x, parent))
+        }
+    }
+
+    /// `per` for the largest element of `list` (the element variable at its whole part).
+    fn at_largest(&self, list: &ListShape, per: &Poly) -> Poly {
+        match list
+            .elem_var
+            .and_then(|x| Some((x, self.parts.part(x).parent?)))
+        {
+            Some((x, parent)) => self.parts.fold_into(per, x).substitute(x, parent),
+            None => per.clone(),
+        }
+    }
+
+    /// The cost of an extension-library call, or `None` when `function` is not one.
+    pub(crate) fn library_call(
+        &mut self,
+        function: &str,
+        ops: &[Val],
+        ints: &[Option<i64>],
+    ) -> Option<Own> {
+        let own = match (function, ops) {
+            (
+                "charAt" | "indexOf" | "lastIndexOf" | "lowerAscii" | "upperAscii" | "trim"
+                | "replace" | "split" | "substring" | "format",
+                _,
+            ) => self.string_call(function, ops, ints),
+            ("reverse", [recv]) => self.reverse(recv),
+            ("join", [list, ..]) => self.join(list, ops.get(1)),
+            ("strings.quote", [s]) => {
+                let Some(n) = s.shape.as_str() else {
+                    return Some(unbounded());
+                };
+                let len = n.scale(2.0).add_const(2.0);
+                let cost = sized(&traversal(&n)).add(&self.bytes_alloc(&len));
+                (cost, 0, Shape::Str { max: len, min: 2 })
+            }
+            (
+                "slice" | "flatten" | "distinct" | "sort" | "first" | "last" | "unwrapOpt"
+                | "optional.unwrap",
+                _,
+            ) => self.list_call(function, ops, ints),
+            ("lists.range", [_]) => match ints.first().copied().flatten() {
+                Some(n) => {
+                    let len = n.max(0) as u64;
+                    let fixed = table::CALL + table::LIST_CREATE;
+                    let cost = constant(fixed).add(&self.list_alloc(&constant(len)));
+                    let shape = Shape::List(Box::new(ListShape {
+                        len: constant(len),
+                        min_len: len,
+                        elem: Shape::Scalar,
+                        elem_var: None,
+                    }));
+                    (
+                        cost,
+                        fixed + self.model.alloc(table::alloc_list(len)),
+                        shape,
+                    )
+                }
+                // A length computed at evaluation time may be anything an int holds.
+                None => unbounded(),
+            },
+            ("sets.contains" | "sets.equivalent" | "sets.intersects", [a, b]) => {
+                self.set_relation(function, a, b)
+            }
+            ("optional.of" | "optional.ofNonZeroValue", [x]) => {
+                (constant(table::CALL), table::CALL, x.shape.clone())
+            }
+            ("optional.none", []) | ("hasValue", [_]) => {
+                (constant(table::CALL), table::CALL, Shape::Scalar)
+            }
+            ("value", [opt]) => (constant(table::CALL), table::CALL, opt.shape.clone()),
+            ("or" | "orValue", [opt, other]) => (
+                constant(table::CALL),
+                table::CALL,
+                opt.shape.clone().union(other.shape.clone()),
+            ),
+            _ => return None,
+        };
+        Some(own)
+    }
+
+    /// The strings extension on a string receiver (`format`'s receiver is its pattern).
+    fn string_call(&mut self, function: &str, ops: &[Val], ints: &[Option<i64>]) -> Own {
+        let Some((s, args)) = ops.split_first() else {
+            return unbounded();
+        };
+        let Some(n) = s.shape.as_str() else {
+            return unbounded();
+        };
+        let arg_len = |i: usize| {
+            args.get(i)
+                .and_then(|a| a.shape.as_str())
+                .unwrap_or_else(Poly::zero)
+        };
+        let certain = matches!(s.shape, Shape::Str { .. });
+        let least = if certain { table::CALL } else { 0 };
+        let pass = sized(&traversal(&n));
+        let string = |max: Poly, min: u64| Shape::Str { max, min };
+        match function {
+            "charAt" => {
+                let cost = pass.add(&self.bytes_alloc(&constant(4)));
+                (cost, least, string(constant(4), 0))
+            }
+            "indexOf" | "lastIndexOf" => {
+                let search = traversal(&n).mul(&traversal(&arg_len(0)));
+                (sized(&search.add(&traversal(&n))), least, Shape::Scalar)
+            }
+            "lowerAscii" | "upperAscii" => {
+                let cost = pass.add(&self.bytes_alloc(&n));
+                (cost, least, string(n, s.shape.str_min()))
+            }
+            "trim" | "substring" => {
+                let cost = pass.add(&self.bytes_alloc(&n));
+                (cost, least, string(n, 0))
+            }
+            "replace" => {
+                let new = arg_len(1);
+                // Every code-point boundary (`n + 1`) may take a copy of `new` (an empty `old`
+                // matches at each), up to a literal count; no byte of `s` is lost.
+                let copies = match ints.get(2).copied().flatten() {
+                    Some(c) if c >= 0 => constant(c as u64),
+                    _ => n.add_const(1.0),
+                };
+                let result = n.add(&copies.mul(&new));
+                let search = sized(&traversal(&n).mul(&traversal(&arg_len(0))));
+                let cost = search
+                    .add(&traversal(&result))
+                    .add(&self.bytes_alloc(&result));
+                (cost, least, string(result, 0))
+            }
+            "split" => self.split(s, &n, &arg_len(0), ints.get(1).copied().flatten()),
+            "format" => {
+                let out = match args.first() {
+                    Some(list) => n.add(&self.format_args(&list.shape)),
+                    None => n.clone(),
+                };
+                let cost = pass.add(&self.bytes_alloc(&out));
+                (cost, least, string(out, 0))
+            }
+            _ => unbounded(),
+        }
+    }
+
+    /// `s.split(sep[, limit])`: at most `|s| + 1` parts (fewer under a positive literal
+    /// limit), whose bytes together are at most `|s|`.
+    fn split(&mut self, s: &Val, n: &Poly, sep: &Poly, limit: Option<i64>) -> Own {
+        let parts = match limit {
+            Some(l) if l >= 0 => constant(l as u64),
+            _ => n.add_const(1.0),
+        };
+        let cost = traversal(n)
+            .mul(&traversal(sep))
+            .add_const(table::LIST_CREATE as f64)
+            .add(&traversal(n))
+            .add(&self.list_alloc(&parts))
+            .add(&self.bytes_alloc(n));
+        // A string that is one event part: its parts are elements of it, so sums over them
+        // stay within its budget.
+        let single = n.vars();
+        let (elem, elem_var) = match single.as_slice() {
+            [v] if n.terms().len() == 1 && *n == Poly::var(*v, 1.0) => {
+                let x = self.parts.element(*v);
+                (
+                    Shape::Str {
+                        max: Poly::var(x, 1.0),
+                        min: 0,
+                    },
+                    Some(x),
+                )
+            }
+            _ => (
+                Shape::Str {
+                    max: n.clone(),
+                    min: 0,
+                },
+                None,
+            ),
+        };
+        let least = if matches!(s.shape, Shape::Str { .. }) {
+            table::LIST_CREATE
+        } else {
+            0
+        };
+        let shape = Shape::List(Box::new(ListShape {
+            len: parts,
+            min_len: 0,
+            elem,
+            elem_var,
+        }));
+        (cost, least, shape)
+    }
+
+    /// `reverse()` of a string or a list.
+    fn reverse(&mut self, recv: &Val) -> Own {
+        let mut cost: Option<Poly> = None;
+        let mut shape: Option<Shape> = None;
+        if let Some(n) = recv.shape.as_str() {
+            cost = Some(sized(&traversal(&n)).add(&self.bytes_alloc(&n)));
+            shape = Some(Shape::Str { max: n, min: 0 });
+        }
+        if let Some(list) = self.list_of(&recv.shape) {
+            let c = constant(table::CALL).add(&self.list_alloc(&list.len));
+            cost = Some(cost.map_or(c.clone(), |k| k.max(&c)));
+            let s = Shape::List(Box::new(list));
+            shape = Some(shape.map_or(s.clone(), |k| k.union(s)));
+        }
+        match (cost, shape) {
+            (Some(cost), Some(shape)) => (cost, 0, shape),
+            _ => (constant(table::CALL), 0, Shape::Unknown),
+        }
+    }
+
+    /// `list.join([sep])`: the call, one unit per element, and one traversal of the result,
+    /// whose bytes are the elements' together plus a separator between each two.
+    fn join(&mut self, list: &Val, sep: Option<&Val>) -> Own {
+        let Some(list) = self.list_of(&list.shape) else {
+            return unbounded();
+        };
+        let sep = sep
+            .and_then(|s| s.shape.as_str())
+            .unwrap_or_else(Poly::zero);
+        let Some(elem) = list.elem.as_str() else {
+            return (
+                constant(table::CALL).add(&list.len),
+                table::CALL,
+                Shape::Scalar,
+            );
+        };
+        let total = self.sum_over(&list, &elem).add(&list.len.mul(&sep));
+        let cost = constant(table::CALL)
+            .add(&list.len)
+            .add(&traversal(&total))
+            .add(&self.bytes_alloc(&total));
+        (cost, table::CALL, Shape::Str { max: total, min: 0 })
+    }
+
+    /// The lists extension's functions and the list functions of optional types.
+    fn list_call(&mut self, function: &str, ops: &[Val], ints: &[Option<i64>]) -> Own {
+        let Some(recv) = ops.first() else {
+            return unbounded();
+        };
+        let Some(list) = self.list_of(&recv.shape) else {
+            return (constant(table::CALL), 0, Shape::Unknown);
+        };
+        let call = constant(table::CALL);
+        let same = |l: &ListShape| {
+            Shape::List(Box::new(ListShape {
+                min_len: 0,
+                ..l.clone()
+            }))
+        };
+        match function {
+            "slice" => (call.add(&self.list_alloc(&list.len)), 0, same(&list)),
+            "flatten" => {
+                let depth = ints.first().copied().flatten().unwrap_or(1);
+                // Every element visited, at every level, is at most the deep size.
+                let visited = recv.shape.deep_size();
+                let cost = call.add(&visited).add(&self.list_alloc(&visited));
+                let shape = Shape::List(Box::new(ListShape {
+                    len: visited,
+                    min_len: 0,
+                    elem: flat_elem(&list.elem, depth),
+                    elem_var: None,
+                }));
+                (cost, table::CALL, shape)
+            }
+            "distinct" => {
+                // Element i is compared with at most i kept ones, each walk bounded by the
+                // deep size of the kept ones.
+                let deep = recv.shape.deep_size();
+                let per = list.len.add(&deep).add_const(table::CALL as f64);
+                let cost = call
+                    .add(&self.list_alloc(&list.len))
+                    .add(&list.len.mul(&per));
+                (cost, table::CALL, same(&list))
+            }
+            "sort" => {
+                let longest = list
+                    .elem
+                    .as_str()
+                    .map_or_else(|| constant(table::CALL), |e| sized(&traversal(&e)));
+                let compare = self.at_largest(&list, &longest);
+                let log = sort_log(units(self.parts.maximize(&list.len)));
+                let cost = call
+                    .add(&list.len)
+                    .add(&list.len.mul(&compare).scale(log))
+                    .add(&self.list_alloc(&list.len));
+                (cost, table::CALL, same(&list))
+            }
+            "first" | "last" => (call, table::CALL, list.elem.clone()),
+            "unwrapOpt" | "optional.unwrap" => {
+                let cost = call.add(&list.len).add(&self.list_alloc(&list.len));
+                (cost, table::CALL, same(&list))
+            }
+            _ => unbounded(),
+        }
+    }
+
+    /// `sets.contains(a, b)` (every element of `b` is in `a`), `sets.intersects(a, b)` (some
+    /// element of `a` is in `b`) and `sets.equivalent` (contains both ways), each element test
+    /// priced as `x in list`.
+    fn set_relation(&mut self, function: &str, a: &Val, b: &Val) -> Own {
+        let (Some(la), Some(lb)) = (self.list_of(&a.shape), self.list_of(&b.shape)) else {
+            return (constant(table::CALL), 0, Shape::Scalar);
+        };
+        let (da, db) = (a.shape.deep_size(), b.shape.deep_size());
+        // Testing each of `items` (deep sizes together `items_deep`) in `list`.
+        let tests = |items: &ListShape, items_deep: &Poly, list: &ListShape, list_deep: &Poly| {
+            items
+                .len
+                .mul(&list.len.add_const(table::CALL as f64))
+                .add(&min_poly(
+                    list.len.mul(items_deep),
+                    items.len.mul(list_deep),
+                ))
+        };
+        let call = constant(table::CALL);
+        let cost = match function {
+            "sets.contains" => call.add(&tests(&lb, &db, &la, &da)),
+            "sets.intersects" => call.add(&tests(&la, &da, &lb, &db)),
+            _ => call
+                .scale(2.0)
+                .add(&tests(&lb, &db, &la, &da))
+                .add(&tests(&la, &da, &lb, &db)),
+        };
+        (cost, table::CALL, Shape::Scalar)
+    }
+
+    /// The most text `format` appends for its argument list: each argument is used once.
+    fn format_args(&mut self, args: &Shape) -> Poly {
+        match self.list_of(args) {
+            Some(list) => {
+                let per = format_bound(&list.elem, true);
+                self.sum_over(&list, &per)
+            }
+            None => Poly::constant(UNBOUNDED),
+        }
+    }
+}
+
+/// `⌈log₂ n⌉` for sorting at most `n` values.
+fn sort_log(n: u64) -> f64 {
+    if n < 2 {
+        0.0
+    } else {
+        f64::from(u64::BITS - (n - 1).leading_zeros())
+    }
+}
+
+/// The element shape of `flatten(depth)` of a list whose elements are `elem`.
+fn flat_elem(elem: &Shape, depth: i64) -> Shape {
+    let mut out: Option<Shape> = None;
+    for alt in elem.alternatives() {
+        let s = match alt {
+            Shape::List(inner) if depth > 0 => flat_elem(&inner.elem, depth - 1),
+            other => other.clone(),
+        };
+        out = Some(out.map_or(s.clone(), |o| o.union(s)));
+    }
+    out.unwrap_or(Shape::Scalar)
+}
+
+/// The most text one value formats to: strings as themselves (bytes at three bytes each, a
+/// `%x` at two), a scalar at most [`FORMATTED_SCALAR_MAX`] bytes at the top level (where a
+/// precision applies) and the shortest form inside a list or map, containers with their
+/// brackets and separators.
+fn format_bound(shape: &Shape, top: bool) -> Poly {
+    let scalar = if top {
+        FORMATTED_SCALAR_MAX
+    } else {
+        table::SCALAR_STRING_MAX
+    };
+    let mut out = Poly::zero();
+    for alt in shape.alternatives() {
+        let bound = match alt {
+            Shape::Scalar => constant(scalar),
+            Shape::Str { max, .. } => max.scale(3.0),
+            Shape::Json(v) => Poly::var(*v, FORMATTED_PER_JSON_BYTE).add_const(scalar as f64),
+            Shape::List(l) => l
+                .len
+                .mul(&format_bound(&l.elem, false).add_const(2.0))
+                .add_const(2.0),
+            Shape::Map(m) => {
+                let entry = format_bound(&m.key, false).add(&format_bound(&m.val, false));
+                m.len.mul(&entry.add_const(4.0)).add_const(2.0)
+            }
+            Shape::Object(..) | Shape::Unknown | Shape::Union(_) => Poly::constant(UNBOUNDED),
+        };
+        out = out.max(&bound);
+    }
+    out
+}
+
+/// The map a `transformMap` builds: the same keys, the transformed values.
+pub(crate) fn transformed_map(len: Poly, key: Shape, val: Shape) -> Shape {
+    Shape::Map(Box::new(MapShape {
+        len,
+        min_len: 0,
+        key,
+        val,
+    }))
+}

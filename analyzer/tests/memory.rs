@@ -1,0 +1,85 @@
+//! The memory cap through the public entry points: what an evaluation counts for the values it
+//! builds, so that the 32 MiB figure bounds what the process really holds.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use ozcheck_analyzer::check::Env;
+use ozcheck_analyzer::cost::table::{
+    BUILT_PER_CONTAINER, BUILT_PER_ELEMENT, BUILT_PER_ENTRY, MEMORY_LIMIT,
+};
+use ozcheck_analyzer::eval::{EvalError, Event, Limits, ManualClock, Program, Stop};
+use ozcheck_analyzer::{EventBounds, Options, compile};
+
+/// Bytes counted for one inner iteration of the nested-lists filter below.
+const PER_ITERATION: u64 = 6 * (BUILT_PER_ELEMENT + BUILT_PER_CONTAINER) + BUILT_PER_ELEMENT;
+/// Empty maps built by the empty-maps filter below.
+const MAPS: u64 = 3900 * 110;
+
+/// Evaluates `source` with the cost limit off and a clock that never moves, so only the memory
+/// cap can stop it.
+fn run(source: &str, attributes: &str) -> Result<bool, EvalError> {
+    let options = Options::default();
+    let checked = compile(source, &Env::filter(), &options).expect("compiles");
+    let program = Program::from_checked(&checked).expect("prepares");
+    let json = format!(
+        r#"{{"id":"1","source":"s","type":"t","action":"a","subject":"x","text":"","attributes":{attributes}}}"#
+    );
+    let event = Event::from_json(&json, &EventBounds::DEFAULT).expect("in bounds");
+    let limits = Limits {
+        cost: None,
+        deadline: Duration::from_secs(3600),
+        clock: Arc::new(ManualClock::new()),
+        model: options.model,
+    };
+    program
+        .eval_event(&event, &limits)
+        .map(|e| matches!(e.value, ozcheck_analyzer::eval::Value::Bool(true)))
+}
+
+/// 4,000 zeros and 25 zeros: 100,000 inner iterations, each building six nested one-element
+/// lists. Counted at their elements only (24 bytes a level, 168 an iteration) they stayed under
+/// the cap (16.8 MB counted) while the process held about four times as much; with the
+/// container counted (552 bytes an iteration) the cap stops them.
+#[test]
+fn small_containers_count_their_own_allocation() {
+    let zeros = |n: usize| format!("[{}]", vec!["0"; n].join(","));
+    let attributes = format!(r#"{{"a":{},"b":{}}}"#, zeros(4000), zeros(25));
+    let source = "event.attributes.a.map(i, event.attributes.b.map(j, [[[[[[j]]]]]])).size() > 0";
+    const { assert!(100_000 * PER_ITERATION > MEMORY_LIMIT) };
+    const { assert!(100_000 * 7 * BUILT_PER_ELEMENT < MEMORY_LIMIT) };
+    match run(source, &attributes) {
+        Err(EvalError::Stopped(Stop::Memory { bytes, .. })) => {
+            assert!(bytes > MEMORY_LIMIT && bytes <= MEMORY_LIMIT + PER_ITERATION);
+        }
+        other => panic!("expected the memory cap, got {other:?}"),
+    }
+}
+
+/// An empty map built in a loop is a container too (it was counted as nothing): 429,000 of
+/// them pass the cap only when each counts its allocation.
+#[test]
+fn empty_maps_in_a_loop_reach_the_cap() {
+    let zeros = |n: usize| format!("[{}]", vec!["0"; n].join(","));
+    let attributes = format!(r#"{{"a":{},"b":{}}}"#, zeros(3900), zeros(110));
+    let source = "event.attributes.a.map(i, event.attributes.b.map(j, {})).size() > 0";
+    const { assert!(MAPS * (BUILT_PER_ELEMENT + BUILT_PER_CONTAINER) > MEMORY_LIMIT) };
+    const { assert!(MAPS * BUILT_PER_ELEMENT < MEMORY_LIMIT) };
+    assert!(matches!(
+        run(source, &attributes),
+        Err(EvalError::Stopped(Stop::Memory { .. }))
+    ));
+}
+
+/// `transformMap` builds a map entry per kept element; its entries count like a literal's.
+#[test]
+fn transform_map_entries_count_toward_the_cap() {
+    let zeros = |n: usize| format!("[{}]", vec!["0"; n].join(","));
+    let attributes = format!(r#"{{"a":{}}}"#, zeros(1100));
+    let source = "event.attributes.a.map(i, event.attributes.a.transformMap(k, v, v)).size() > 0";
+    const { assert!(1100 * 1100 * BUILT_PER_ENTRY > MEMORY_LIMIT) };
+    assert!(matches!(
+        run(source, &attributes),
+        Err(EvalError::Stopped(Stop::Memory { .. }))
+    ));
+}

@@ -1,0 +1,359 @@
+//! The `PostgreSQL` store, and edges sharing it: the store contract; several edges (each its own
+//! runtime and connection pool, as separate processes would be) routing the same events at
+//! once; fire limits across edges; deadlines fired once by the holder of the sweeper lease and
+//! taken over when the holder stops; retention by one edge only.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use ozcheck_runtime::clock::{Clock, ManualClock, Timestamp};
+use ozcheck_runtime::config::Config;
+use ozcheck_runtime::model::{AuditRecord, Event, Fire, FireState, Job, WaitState};
+use ozcheck_runtime::routes::LEASE_TERM;
+use ozcheck_runtime::store::{FireLimit, FireOutcome, PostgresStore, Store};
+use ozcheck_runtime::{JobStart, Routing, Runtime};
+use serde_json::json;
+
+mod contract;
+mod pg;
+
+/// Rounds of the routing race: two jobs and one event each.
+const ROUNDS: usize = 40;
+
+fn config() -> Arc<Config> {
+    Arc::new(serde_json::from_value(json!({"sources": [{"name": "ci", "kind": "json"}]})).unwrap())
+}
+
+fn event(id: &str, subject: &str) -> Event {
+    Event {
+        source: "ci".into(),
+        id: id.into(),
+        kind: "t".into(),
+        action: String::new(),
+        subject: subject.into(),
+        text: String::new(),
+        attributes: json!({}),
+    }
+}
+
+/// `n` edges on the schema at `url`, each with its own pool, on one clock.
+async fn edges(url: &str, n: usize, clock: &ManualClock) -> Vec<Arc<Runtime<PostgresStore>>> {
+    let mut out = Vec::new();
+    for i in 0..n {
+        let store = Arc::new(PostgresStore::connect(url).await.unwrap());
+        let routing = Routing::Shared {
+            edge: format!("edge-{i}"),
+        };
+        out.push(
+            Runtime::start_with(store, Arc::new(clock.clone()), config(), &routing)
+                .await
+                .unwrap(),
+        );
+    }
+    out
+}
+
+async fn actions(rt: &Runtime<PostgresStore>, action: &str) -> usize {
+    let audit = rt.store().audit().await.unwrap();
+    audit.iter().filter(|r| r.action == action).count()
+}
+
+#[tokio::test]
+async fn postgres_store_contract() {
+    let Some(pg) = pg::server("postgres_store_contract") else {
+        return;
+    };
+    let store = PostgresStore::connect(&pg.fresh_url().await).await.unwrap();
+    contract::store_contract(store).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn edges_route_the_same_events_at_once_and_each_wait_is_claimed_once() {
+    let Some(pg) = pg::server("edges_route_the_same_events_at_once") else {
+        return;
+    };
+    let url = pg.fresh_url().await;
+    let clock = ManualClock::new(Timestamp(1_000_000));
+    let edges = edges(&url, 4, &clock).await;
+    for round in 0..ROUNDS {
+        // Two jobs, two waits each (one on any subject), registered through different edges.
+        for (k, job) in ["a", "b"].iter().enumerate() {
+            let job = format!("{job}{round}");
+            let via = &edges[(round + k) % edges.len()];
+            via.start_job(&JobStart {
+                id: job.clone(),
+                ..JobStart::default()
+            })
+            .await
+            .unwrap();
+            via.wait_for_event(&job, &format!("{job}-1"), &json!({"source": "ci"}))
+                .await
+                .unwrap();
+            let other = &edges[(round + k + 1) % edges.len()];
+            other
+                .wait_for_event(
+                    &job,
+                    &format!("{job}-2"),
+                    &json!({"source": "ci", "subject": format!("s{round}")}),
+                )
+                .await
+                .unwrap();
+        }
+    }
+    // Every event is delivered to every edge at once, eight events at a time.
+    let mut new = 0;
+    for group in (0..ROUNDS).collect::<Vec<_>>().chunks(8) {
+        let mut tasks = Vec::new();
+        for round in group {
+            for edge in &edges {
+                let edge = edge.clone();
+                let ev = event(&format!("e{round}"), &format!("s{round}"));
+                tasks.push(tokio::spawn(async move {
+                    edge.ingest(&ev).await.unwrap().is_some()
+                }));
+            }
+        }
+        for task in tasks {
+            new += usize::from(task.await.unwrap());
+        }
+    }
+    assert_eq!(new, ROUNDS, "each event is new to exactly one edge");
+    // Each job got distinct events, at most one per wait; the subject wait got its round's
+    // event unless the any-subject wait of its job took that event first.
+    let store = edges[0].store();
+    let mut matched = 0;
+    for round in 0..ROUNDS {
+        for job in ["a", "b"] {
+            let waits = store.waits_of_job(&format!("{job}{round}")).await.unwrap();
+            let [any, on_subject] = waits.as_slice() else {
+                panic!("two waits");
+            };
+            let own = Some(("ci".to_owned(), format!("e{round}")));
+            assert_eq!(
+                any.state,
+                WaitState::Matched,
+                "{job}{round}: every event came later"
+            );
+            match on_subject.state {
+                WaitState::Matched => {
+                    assert_eq!(on_subject.event, own);
+                    assert_ne!(any.event, own, "{job}{round}: one event twice");
+                    matched += 2;
+                }
+                WaitState::Open => {
+                    assert_eq!(any.event, own);
+                    matched += 1;
+                }
+                other => panic!("{other:?}"),
+            }
+        }
+    }
+    assert_eq!(actions(&edges[0], "event.received").await, ROUNDS);
+    assert_eq!(actions(&edges[0], "event.match").await, matched);
+    assert!(
+        store
+            .unrouted(Timestamp(i64::MAX), 10)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_wait_registered_through_one_edge_gets_an_event_delivered_to_another_or_looks_back() {
+    let Some(pg) = pg::server("a_wait_registered_through_one_edge") else {
+        return;
+    };
+    let url = pg.fresh_url().await;
+    let clock = ManualClock::new(Timestamp(1_000_000));
+    let edges = edges(&url, 2, &clock).await;
+    for job in ["j", "k"] {
+        edges[0]
+            .start_job(&JobStart {
+                id: job.into(),
+                ..JobStart::default()
+            })
+            .await
+            .unwrap();
+    }
+    edges[0]
+        .wait_for_event("j", "w", &json!({"source": "ci", "subject": "x"}))
+        .await
+        .unwrap();
+    edges[1].ingest(&event("e1", "x")).await.unwrap().unwrap();
+    assert_eq!(
+        edges[0]
+            .store()
+            .wait("j", "w")
+            .await
+            .unwrap()
+            .unwrap()
+            .state,
+        WaitState::Matched
+    );
+    // Look-back through edge 1 sees what edge 0 received.
+    edges[0].ingest(&event("e2", "y")).await.unwrap().unwrap();
+    let k = edges[1]
+        .wait_for_event(
+            "k",
+            "v",
+            &json!({"source": "ci", "subject": "y", "since": "job"}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(k.state, WaitState::Matched);
+    assert_eq!(k.event, Some(("ci".into(), "e2".into())));
+    // A redelivery to the other edge is a duplicate.
+    assert!(edges[1].ingest(&event("e2", "y")).await.unwrap().is_none());
+    assert_eq!(actions(&edges[0], "event.received").await, 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_hourly_fire_limit_holds_across_edges() {
+    let Some(pg) = pg::server("the_hourly_fire_limit_holds_across_edges") else {
+        return;
+    };
+    let url = pg.fresh_url().await;
+    let mut stores = Vec::new();
+    for _ in 0..4 {
+        stores.push(Arc::new(PostgresStore::connect(&url).await.unwrap()));
+    }
+    let limit = Some(FireLimit {
+        max: 3,
+        window_start: Timestamp(0),
+    });
+    let mut tasks = Vec::new();
+    for i in 0..24 {
+        let store = stores[i % stores.len()].clone();
+        tasks.push(tokio::spawn(async move {
+            let fire = Fire {
+                job: format!("rt.r.t.e{}", i / 2),
+                kind: "routine".into(),
+                name: "r".into(),
+                trigger: "t".into(),
+                state: FireState::Started,
+                reason: None,
+                at: Timestamp(10),
+                event: None,
+            };
+            let job = Job {
+                id: fire.job.clone(),
+                started_at: Timestamp(10),
+                start_seq: 0,
+                deadline: None,
+                runtime: "pydantic-ai".into(),
+                shadow: false,
+                sandboxed: false,
+                outside_started: false,
+                ended_at: None,
+            };
+            let audit = AuditRecord {
+                at: Timestamp(10),
+                action: "event.match".into(),
+                data: json!({"job": fire.job}),
+            };
+            store.record_fire(&fire, limit, &job, &audit).await.unwrap()
+        }));
+    }
+    let mut outcomes = Vec::new();
+    for task in tasks {
+        outcomes.push(task.await.unwrap());
+    }
+    let count = |o: &FireOutcome| outcomes.iter().filter(|x| *x == o).count();
+    assert_eq!(count(&FireOutcome::Started), 3);
+    assert_eq!(count(&FireOutcome::Refused("max_fires_per_hour".into())), 9);
+    assert_eq!(
+        count(&FireOutcome::Duplicate),
+        12,
+        "every job id fires once"
+    );
+    assert_eq!(stores[0].fires().await.unwrap().len(), 12);
+    let started = futures_sum((0..12).map(|i| {
+        let store = stores[i % stores.len()].clone();
+        tokio::spawn(async move {
+            let job = store.job(&format!("rt.r.t.e{i}")).await.unwrap();
+            usize::from(job.is_some())
+        })
+    }))
+    .await;
+    assert_eq!(
+        started, 3,
+        "a started fire's job, and only its, is inserted with it"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn deadlines_fire_once_and_another_edge_takes_over_a_dead_holders_lease() {
+    let Some(pg) = pg::server("deadlines_fire_once") else {
+        return;
+    };
+    let url = pg.fresh_url().await;
+    let clock = ManualClock::new(Timestamp(1_000_000));
+    let mut edges = edges(&url, 3, &clock).await;
+    edges[0]
+        .start_job(&JobStart {
+            id: "j".into(),
+            ..JobStart::default()
+        })
+        .await
+        .unwrap();
+    for i in 0..30 {
+        let via = &edges[i % edges.len()];
+        via.wait_for_event(
+            "j",
+            &format!("w{i}"),
+            &json!({"source": "ci", "timeout": format!("{}s", 60 + i)}),
+        )
+        .await
+        .unwrap();
+    }
+    // Half of the deadlines pass; every edge sweeps at once; one holds the lease and fires.
+    clock.advance(Duration::from_secs(75));
+    let fired: usize = futures_sum(edges.iter().map(|e| {
+        let e = e.clone();
+        tokio::spawn(async move { e.fire_due().await.unwrap() })
+    }))
+    .await;
+    assert_eq!(fired, 16, "the deadlines 60 s to 75 s");
+    // Exactly one edge holds the sweeper lease: only its holder can renew it.
+    let mut held = Vec::new();
+    for (i, e) in edges.iter().enumerate() {
+        let until = clock.now().plus(LEASE_TERM);
+        if e.store()
+            .take_lease("sweeper", &format!("edge-{i}"), clock.now(), until)
+            .await
+            .unwrap()
+        {
+            held.push(i);
+        }
+    }
+    assert_eq!(held.len(), 1, "one holder: {held:?}");
+    let holder = held[0];
+    // The holder dies; until its lease expires nobody fires, then another edge does.
+    let dead = edges.remove(holder);
+    drop(dead);
+    clock.advance(Duration::from_secs(5));
+    let fired: usize = futures_sum(edges.iter().map(|e| {
+        let e = e.clone();
+        tokio::spawn(async move { e.fire_due().await.unwrap() })
+    }))
+    .await;
+    assert_eq!(fired, 0, "the dead holder's lease has not expired");
+    clock.advance(LEASE_TERM);
+    let fired: usize = futures_sum(edges.iter().map(|e| {
+        let e = e.clone();
+        tokio::spawn(async move { e.fire_due().await.unwrap() })
+    }))
+    .await;
+    assert_eq!(fired, 14);
+    let waits = edges[0].store().waits_of_job("j").await.unwrap();
+    assert!(waits.iter().all(|w| w.state == WaitState::TimedOut));
+}
+
+async fn futures_sum(tasks: impl Iterator<Item = tokio::task::JoinHandle<usize>>) -> usize {
+    let mut total = 0;
+    for task in tasks {
+        total += task.await.unwrap();
+    }
+    total
+}
