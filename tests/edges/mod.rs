@@ -215,11 +215,19 @@ pub fn event_body(id: &str, subject: &str) -> String {
     serde_json::json!({"id": id, "type": "t", "subject": subject}).to_string()
 }
 
-/// The audit records (through any edge: they are in the database).
+/// The audit records, every page of them (through any edge: they are in the database).
 pub fn audit(addr: &str) -> Vec<Value> {
-    let (status, body) = http(addr, "GET", "/audit", "").expect("the audit");
-    assert_eq!(status, 200, "{body}");
-    body["records"].as_array().expect("records").clone()
+    let mut records = Vec::new();
+    let mut path = "/audit".to_owned();
+    loop {
+        let (status, body) = http(addr, "GET", &path, "").expect("the audit");
+        assert_eq!(status, 200, "{body}");
+        records.extend(body["records"].as_array().expect("records").iter().cloned());
+        match body["next"].as_i64() {
+            Some(next) => path = format!("/audit?after={next}"),
+            None => return records,
+        }
+    }
 }
 
 /// The records of `action`.
