@@ -5,6 +5,9 @@
 use std::path::Path;
 use std::process::Command;
 
+mod scenarios;
+use scenarios::scenario_count;
+
 fn ozcheck(args: &[&str]) -> (i32, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_ozcheck"))
         .current_dir(env!("CARGO_MANIFEST_DIR"))
@@ -19,23 +22,6 @@ fn ozcheck(args: &[&str]) -> (i32, String) {
 
 fn last_line(stdout: &str) -> &str {
     stdout.lines().last().unwrap_or("")
-}
-
-fn scenario_count() -> usize {
-    fn walk(dir: &Path) -> usize {
-        std::fs::read_dir(dir)
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .map(|p| {
-                if p.is_dir() {
-                    walk(&p)
-                } else {
-                    usize::from(p.extension().is_some_and(|e| e == "yaml"))
-                }
-            })
-            .sum()
-    }
-    walk(&Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus/conformance"))
 }
 
 fn adapter() -> String {

@@ -2,8 +2,10 @@
 //! `PostgreSQL`, in process and through its adapter, with and without a crash-restart between
 //! every two steps; and `--db` values that name no usable store.
 
-use std::path::Path;
 use std::process::Command;
+
+mod scenarios;
+use scenarios::scenario_count;
 
 #[path = "../runtime/tests/pg/mod.rs"]
 mod pg;
@@ -19,23 +21,6 @@ fn ozcheck(args: &[&str]) -> (i32, String, String) {
         String::from_utf8_lossy(&out.stdout).into_owned(),
         String::from_utf8_lossy(&out.stderr).into_owned(),
     )
-}
-
-fn scenario_count() -> usize {
-    fn walk(dir: &Path) -> usize {
-        std::fs::read_dir(dir)
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .map(|p| {
-                if p.is_dir() {
-                    walk(&p)
-                } else {
-                    usize::from(p.extension().is_some_and(|e| e == "yaml"))
-                }
-            })
-            .sum()
-    }
-    walk(&Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus/conformance"))
 }
 
 /// Runs the suite with `extra` arguments against the test server; `None` when skipped.

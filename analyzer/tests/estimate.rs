@@ -305,3 +305,41 @@ fn hostile_expressions_get_an_answer() {
     let report = check(&chain);
     assert!(report.cost.is_some(), "{:?}", report.diagnostics);
 }
+
+/// The checker and the estimator recurse once per level of the tree: the deepest filters the
+/// parser accepts (250 levels, within 1024 bytes) get a verdict on a 1 MiB thread, half the
+/// default of a test or a runtime worker, even in a debug build. Before the estimator's node
+/// kinds had frames of their own, its 300 levels needed 2–3 MiB there.
+#[test]
+fn the_deepest_parsable_filters_are_estimated_on_a_small_stack() {
+    let shapes: [fn(usize) -> String; 6] = [
+        |k| format!("{}true", "!".repeat(k)),
+        |k| format!("{}true{}", "(".repeat(k), ")".repeat(k)),
+        |k| format!("{}[]{} == []", "[".repeat(k), "]".repeat(k)),
+        |k| format!("{}1{} == 1", "-".repeat(k), ""),
+        |k| format!("size({}''{}) > 0", "(true ? ".repeat(k), " : '')".repeat(k)),
+        |k| format!("{}true{}", "[true][0] && (".repeat(k), ")".repeat(k)),
+    ];
+    std::thread::Builder::new()
+        .stack_size(1 << 20)
+        .spawn(move || {
+            for shape in shapes {
+                let deepest = (1..=260)
+                    .rev()
+                    .map(shape)
+                    .find(|s| {
+                        s.len() <= 1024 && compile(s, &Env::filter(), &Options::default()).is_ok()
+                    })
+                    .expect("some nesting compiles");
+                let report = check(&deepest);
+                assert!(
+                    report.cost.is_some(),
+                    "{deepest:.40}: {:?}",
+                    report.diagnostics
+                );
+            }
+        })
+        .expect("spawn")
+        .join()
+        .expect("no overflow");
+}

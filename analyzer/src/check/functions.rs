@@ -382,6 +382,24 @@ pub(crate) fn overloads(name: &str) -> Option<&'static [Overload]> {
 /// `sets.contains`).
 const NAMESPACES: &[&str] = &["strings", "optional", "lists", "sets"];
 
+/// The timestamp and duration accessors (`getFullYear` … `getMilliseconds`): the evaluator
+/// dispatches them and the estimator knows their results are numbers.
+pub(crate) fn is_time_accessor(name: &str) -> bool {
+    matches!(
+        name,
+        "getFullYear"
+            | "getMonth"
+            | "getDate"
+            | "getDayOfMonth"
+            | "getDayOfWeek"
+            | "getDayOfYear"
+            | "getHours"
+            | "getMinutes"
+            | "getSeconds"
+            | "getMilliseconds"
+    )
+}
+
 /// The qualified name of a namespaced function call: `optional.of(x)` parses as the member
 /// call `of` on the identifier `optional`; when the identifier is one of the namespaces and
 /// the qualified name is a function, it is that global function (whatever a variable of the

@@ -162,25 +162,8 @@ fn matches(len: &Poly, input: &Val, re: &Val, pattern: Option<u64>) -> (Poly, u6
 fn known_result(function: &str, shape: Shape) -> Shape {
     let scalar = matches!(
         function,
-        "size"
-            | "int"
-            | "uint"
-            | "double"
-            | "bool"
-            | "type"
-            | "timestamp"
-            | "duration"
-            | "getFullYear"
-            | "getMonth"
-            | "getDate"
-            | "getDayOfMonth"
-            | "getDayOfWeek"
-            | "getDayOfYear"
-            | "getHours"
-            | "getMinutes"
-            | "getSeconds"
-            | "getMilliseconds"
-    );
+        "size" | "int" | "uint" | "double" | "bool" | "type" | "timestamp" | "duration"
+    ) || crate::check::functions::is_time_accessor(function);
     if scalar { Shape::Scalar } else { shape }
 }
 

@@ -6,7 +6,7 @@ use super::calls;
 use super::model::{CostModel, SizeModel};
 use super::parts::{Part, Parts};
 use super::poly::{Mono, Poly};
-use super::shape::{ListShape, MapShape, Shape, UNBOUNDED};
+use super::shape::{Shape, UNBOUNDED};
 use super::table;
 use crate::Options;
 use crate::check::{Checked, Env};
@@ -15,6 +15,7 @@ use crate::types::Type;
 
 mod access;
 mod loops;
+mod nodes;
 
 /// Recursion deeper than this gives up on the subtree (an unbounded estimate), so hostile
 /// nesting can never overflow the stack; the parser's own limit is far lower.
@@ -193,6 +194,8 @@ impl Walker<'_> {
         Val { max, ..val }
     }
 
+    /// The estimate of one node, dispatched to the function of its kind (those live in
+    /// `nodes.rs` and `loops.rs`, so this frame, paid at every level, stays small).
     fn visit_kind(&mut self, id: NodeId) -> (Val, Option<String>) {
         let ast = self.ast;
         match ast.kind(id) {
@@ -201,15 +204,7 @@ impl Walker<'_> {
                 Val::constant(table::SELECT, self.resolve(name, *rooted)),
                 None,
             ),
-            ExprKind::Select { operand, field, .. } => {
-                if let Some(shape) = self.qualified(id) {
-                    return (Val::constant(table::SELECT, shape), None);
-                }
-                let op = self.visit(*operand);
-                let shape = self.select(&op.shape, field);
-                let assumption = self.describe_shape(&shape);
-                (add_cost(&op, table::SELECT, shape), assumption)
-            }
+            ExprKind::Select { operand, field, .. } => self.visit_select(id, *operand, field),
             ExprKind::Has { operand, .. } => {
                 let op = self.visit(*operand);
                 (add_cost(&op, table::SELECT, Shape::Scalar), None)
@@ -218,19 +213,8 @@ impl Walker<'_> {
                 (self.optional_access(id), None)
             }
             ExprKind::Index { operand, index } => {
-                let op = self.visit(*operand);
-                let ix = self.visit(*index);
-                let key = match ast.kind(*index) {
-                    ExprKind::Literal(Literal::String(s)) => Some(&**s),
-                    _ => None,
-                };
-                let shape = self.index(&op.shape, &ix.shape, key);
-                let assumption = self.describe_shape(&shape);
-                let val = Val {
-                    max: op.max.add(&ix.max).add_const(table::CALL as f64),
-                    min: op.min.saturating_add(ix.min).saturating_add(table::CALL),
-                    shape,
-                };
+                let val = self.visit_index(*operand, *index);
+                let assumption = self.describe_shape(&val.shape);
                 (val, assumption)
             }
             ExprKind::Call {
@@ -238,22 +222,7 @@ impl Walker<'_> {
                 function,
                 args,
                 ..
-            } => {
-                let qualified = crate::check::namespaced(ast, *target, function);
-                let target = if qualified.is_some() { None } else { *target };
-                let ids: Vec<NodeId> = target.iter().chain(args).copied().collect();
-                let operands: Vec<Val> = ids.iter().map(|&a| self.visit(a)).collect();
-                let types: Vec<Type> = ids.iter().map(|&a| self.static_type(a).clone()).collect();
-                let literals = calls::Literals {
-                    pattern: constant_pattern(ast, function, target, args),
-                    ints: args.iter().map(|&a| int_literal(ast, a)).collect(),
-                };
-                let function = qualified.as_deref().unwrap_or(function);
-                (
-                    calls::call(self, function, &operands, &types, &literals),
-                    None,
-                )
-            }
+            } => (self.visit_call(*target, function, args), None),
             ExprKind::Unary { operand, .. } => {
                 let op = self.visit(*operand);
                 (add_cost(&op, table::CALL, Shape::Scalar), None)
@@ -267,75 +236,13 @@ impl Walker<'_> {
                 cond,
                 then,
                 otherwise,
-            } => {
-                let c = self.visit(*cond);
-                let t = self.visit(*then);
-                let f = self.visit(*otherwise);
-                let val = Val {
-                    max: c.max.add(&t.max.max(&f.max)),
-                    min: c.min.saturating_add(t.min.min(f.min)),
-                    shape: t.shape.union(f.shape),
-                };
-                (val, None)
-            }
+            } => (self.visit_conditional(*cond, *then, *otherwise), None),
             ExprKind::List {
-                items: elems,
+                items,
                 optional_indices,
-            } => {
-                let n = elems.len() as u64;
-                let fixed =
-                    table::LIST_CREATE.saturating_add(self.model.alloc(table::alloc_list(n)));
-                let mut val = Val::constant(fixed, Shape::Scalar);
-                let mut elem: Option<Shape> = None;
-                for &e in elems {
-                    let v = self.visit(e);
-                    val.max = val.max.add(&v.max);
-                    val.min = val.min.saturating_add(v.min);
-                    elem = Some(match elem {
-                        None => v.shape,
-                        Some(s) => s.union(v.shape),
-                    });
-                }
-                // An optional element adds its value, whose shape is the optional's.
-                let elem = elem.unwrap_or(Shape::Scalar);
-                val.shape = Shape::List(Box::new(ListShape {
-                    len: Poly::constant(n as f64),
-                    min_len: n - optional_indices.len() as u64,
-                    elem,
-                    elem_var: None,
-                }));
-                (val, None)
-            }
-            ExprKind::Map(entries) => {
-                let n = entries.len() as u64;
-                let fixed = table::MAP_CREATE.saturating_add(self.model.alloc(table::alloc_map(n)));
-                let mut val = Val::constant(fixed, Shape::Scalar);
-                let (mut key, mut value): (Option<Shape>, Option<Shape>) = (None, None);
-                for entry in entries {
-                    let k = self.visit(entry.key);
-                    let v = self.visit(entry.value);
-                    val.max = val.max.add(&k.max).add(&v.max);
-                    val.min = val.min.saturating_add(k.min).saturating_add(v.min);
-                    key = Some(key.map_or(k.shape.clone(), |s| s.union(k.shape)));
-                    value = Some(value.map_or(v.shape.clone(), |s| s.union(v.shape)));
-                }
-                val.shape = Shape::Map(Box::new(MapShape {
-                    len: Poly::constant(n as f64),
-                    min_len: n,
-                    key: key.unwrap_or(Shape::Scalar),
-                    val: value.unwrap_or(Shape::Scalar),
-                }));
-                (val, None)
-            }
-            ExprKind::Struct { fields, .. } => {
-                let mut val = Val::constant(table::STRUCT_CREATE, Shape::Unknown);
-                for field in fields {
-                    let v = self.visit(field.value);
-                    val.max = val.max.add(&v.max);
-                    val.min = val.min.saturating_add(v.min);
-                }
-                (val, None)
-            }
+            } => (self.visit_list(items, optional_indices.len()), None),
+            ExprKind::Map(entries) => (self.visit_map(entries), None),
+            ExprKind::Struct { fields, .. } => (self.visit_struct(fields), None),
             ExprKind::Comprehension(c) => self.comprehension(c),
         }
     }
@@ -345,20 +252,7 @@ impl Walker<'_> {
     /// `visit_kind`, whose frame every level of the recursion pays.)
     fn optional_access(&mut self, id: NodeId) -> Val {
         match self.ast.kind(id) {
-            ExprKind::OptIndex { operand, index } => {
-                let op = self.visit(*operand);
-                let ix = self.visit(*index);
-                let key = match self.ast.kind(*index) {
-                    ExprKind::Literal(Literal::String(s)) => Some(&**s),
-                    _ => None,
-                };
-                let shape = self.index(&op.shape, &ix.shape, key);
-                Val {
-                    max: op.max.add(&ix.max).add_const(table::CALL as f64),
-                    min: op.min.saturating_add(ix.min).saturating_add(table::CALL),
-                    shape,
-                }
-            }
+            ExprKind::OptIndex { operand, index } => self.visit_index(*operand, *index),
             ExprKind::OptSelect { operand, field, .. } => {
                 let op = self.visit(*operand);
                 let shape = self.select(&op.shape, field);

@@ -8,6 +8,7 @@ use super::bulk;
 use super::interp::{Eval, Fault, Interp, error, no_overload};
 use super::time::{Duration, Timestamp};
 use super::value::{Value, brief_quoted};
+use crate::check::functions::is_time_accessor;
 use crate::cost::table;
 use crate::regex::CelRegex;
 
@@ -195,13 +196,16 @@ impl Interp<'_> {
             ("endsWith", Value::String(s), [Value::String(p)]) => self.affix(s, p, false),
             ("matches", _, [pattern]) => self.matches(id, recv, pattern),
             ("size", _, []) => self.global("size", recv),
-            (accessor, Value::Timestamp(t), []) if is_accessor(accessor) => self
+            (accessor, Value::Timestamp(t), []) if is_time_accessor(accessor) => self
                 .charge(table::CALL)
                 .and_then(|()| timestamp_accessor(accessor, *t, None)),
-            (accessor, Value::Timestamp(t), [Value::String(zone)]) if is_accessor(accessor) => self
-                .charge(table::CALL)
-                .and_then(|()| timestamp_accessor(accessor, *t, Some(zone))),
-            (accessor, Value::Duration(d), []) if is_accessor(accessor) => self
+            (accessor, Value::Timestamp(t), [Value::String(zone)])
+                if is_time_accessor(accessor) =>
+            {
+                self.charge(table::CALL)
+                    .and_then(|()| timestamp_accessor(accessor, *t, Some(zone)))
+            }
+            (accessor, Value::Duration(d), []) if is_time_accessor(accessor) => self
                 .charge(table::CALL)
                 .and_then(|()| duration_accessor(accessor, *d)),
             _ => return None,
@@ -445,23 +449,6 @@ pub(crate) fn format_double(d: f64) -> String {
         let sign = if exp < 0 { '-' } else { '+' };
         format!("{mantissa}e{sign}{:02}", exp.abs())
     }
-}
-
-/// The timestamp and duration accessors.
-fn is_accessor(name: &str) -> bool {
-    matches!(
-        name,
-        "getFullYear"
-            | "getMonth"
-            | "getDate"
-            | "getDayOfMonth"
-            | "getDayOfWeek"
-            | "getDayOfYear"
-            | "getHours"
-            | "getMinutes"
-            | "getSeconds"
-            | "getMilliseconds"
-    )
 }
 
 fn timestamp_accessor(name: &str, t: Timestamp, zone: Option<&str>) -> Eval {

@@ -13,12 +13,11 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use sqlx::migrate::{Migration, MigrationType, Migrator};
-use sqlx::pool::PoolConnection;
 use sqlx::postgres::{PgConnectOptions, PgConnection, PgPool, PgPoolOptions, PgRow};
-use sqlx::{Connection, Postgres, Transaction};
+use sqlx::{Connection, Postgres};
 
 use super::rows::Backend;
-use super::sql::{columns, sql_rows};
+use super::sql::{SqlRead, SqlTx, columns, sql_rows};
 use super::{StoreError, StoreResult};
 
 /// Connections per edge.
@@ -170,41 +169,21 @@ fn check_schema_name(schema: &str) -> StoreResult<()> {
 }
 
 /// A write transaction on the `PostgreSQL` store.
-pub struct PostgresTx(Transaction<'static, Postgres>);
+pub type PostgresTx = SqlTx<Postgres>;
 
 /// A read view on the `PostgreSQL` store: one pooled connection.
-pub struct PostgresRead(PoolConnection<Postgres>);
-
-impl PostgresTx {
-    fn conn(&mut self) -> &mut PgConnection {
-        &mut self.0
-    }
-
-    async fn finish(self) -> StoreResult<()> {
-        Ok(self.0.commit().await?)
-    }
-
-    async fn abort(self) -> StoreResult<()> {
-        Ok(self.0.rollback().await?)
-    }
-}
-
-impl PostgresRead {
-    fn conn(&mut self) -> &mut PgConnection {
-        &mut self.0
-    }
-}
+pub type PostgresRead = SqlRead<Postgres>;
 
 impl Backend for PostgresStore {
     type Tx<'a> = PostgresTx;
     type Read<'a> = PostgresRead;
 
     async fn begin(&self) -> StoreResult<PostgresTx> {
-        Ok(PostgresTx(self.pool.begin().await?))
+        Ok(SqlTx(self.pool.begin().await?))
     }
 
     async fn read(&self) -> StoreResult<PostgresRead> {
-        Ok(PostgresRead(self.pool.acquire().await?))
+        Ok(SqlRead(self.pool.acquire().await?))
     }
 }
 

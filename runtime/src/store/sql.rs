@@ -14,6 +14,32 @@ use crate::model::{
 
 use super::{StoreError, StoreResult};
 
+/// A write transaction on a relational backend (its driver's `DB`).
+pub struct SqlTx<DB: sqlx::Database>(pub(super) sqlx::Transaction<'static, DB>);
+
+/// A read view on a relational backend: one pooled connection.
+pub struct SqlRead<DB: sqlx::Database>(pub(super) sqlx::pool::PoolConnection<DB>);
+
+impl<DB: sqlx::Database> SqlTx<DB> {
+    pub(super) fn conn(&mut self) -> &mut DB::Connection {
+        &mut self.0
+    }
+
+    pub(super) async fn finish(self) -> StoreResult<()> {
+        Ok(self.0.commit().await?)
+    }
+
+    pub(super) async fn abort(self) -> StoreResult<()> {
+        Ok(self.0.rollback().await?)
+    }
+}
+
+impl<DB: sqlx::Database> SqlRead<DB> {
+    pub(super) fn conn(&mut self) -> &mut DB::Connection {
+        &mut self.0
+    }
+}
+
 /// A decoded row's columns by name: the few types the schema uses.
 pub(super) trait Columns {
     fn int(&self, column: &str) -> StoreResult<i64>;
@@ -218,9 +244,8 @@ macro_rules! select_waits {
 }
 pub(super) use select_waits;
 
-/// Implements [`super::rows::ReadRows`] and [`super::rows::Rows`] for `$ty`, which has
-/// `fn conn(&mut self) -> &mut <driver connection>`, and, for writes, `async fn finish(self)`
-/// and `async fn abort(self)`. `$last_seq` reads the highest event sequence ever given (one
+/// Implements [`super::rows::ReadRows`] and [`super::rows::Rows`] for `$ty`: a driver's
+/// [`SqlRead`], or for writes its [`SqlTx`]. `$last_seq` reads the highest event sequence ever given (one
 /// column `seq`, or no row); `$lock_fires` is the statement that holds other fire recorders
 /// of a routine (`$1` kind, `$2` name), or `None` when transactions are serial already.
 macro_rules! sql_rows {

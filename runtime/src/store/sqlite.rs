@@ -8,17 +8,16 @@ use std::path::Path;
 use std::str::FromStr;
 use std::time::Duration;
 
+use sqlx::Sqlite;
 use sqlx::migrate::{Migration, MigrationType, Migrator};
-use sqlx::pool::PoolConnection;
 use sqlx::sqlite::{
-    SqliteConnectOptions, SqliteConnection, SqliteJournalMode, SqlitePool, SqlitePoolOptions,
-    SqliteRow, SqliteSynchronous,
+    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteRow,
+    SqliteSynchronous,
 };
-use sqlx::{Sqlite, Transaction};
 
 use super::StoreResult;
 use super::rows::Backend;
-use super::sql::{columns, sql_rows};
+use super::sql::{SqlRead, SqlTx, columns, sql_rows};
 
 /// The `SQLite` store. Cheap to clone (a connection pool).
 #[derive(Clone, Debug)]
@@ -90,41 +89,21 @@ impl SqliteStore {
 }
 
 /// A write transaction on the `SQLite` store.
-pub struct SqliteTx(Transaction<'static, Sqlite>);
+pub type SqliteTx = SqlTx<Sqlite>;
 
 /// A read view on the `SQLite` store: one pooled connection.
-pub struct SqliteRead(PoolConnection<Sqlite>);
-
-impl SqliteTx {
-    fn conn(&mut self) -> &mut SqliteConnection {
-        &mut self.0
-    }
-
-    async fn finish(self) -> StoreResult<()> {
-        Ok(self.0.commit().await?)
-    }
-
-    async fn abort(self) -> StoreResult<()> {
-        Ok(self.0.rollback().await?)
-    }
-}
-
-impl SqliteRead {
-    fn conn(&mut self) -> &mut SqliteConnection {
-        &mut self.0
-    }
-}
+pub type SqliteRead = SqlRead<Sqlite>;
 
 impl Backend for SqliteStore {
     type Tx<'a> = SqliteTx;
     type Read<'a> = SqliteRead;
 
     async fn begin(&self) -> StoreResult<SqliteTx> {
-        Ok(SqliteTx(self.pool.begin_with("BEGIN IMMEDIATE").await?))
+        Ok(SqlTx(self.pool.begin_with("BEGIN IMMEDIATE").await?))
     }
 
     async fn read(&self) -> StoreResult<SqliteRead> {
-        Ok(SqliteRead(self.pool.acquire().await?))
+        Ok(SqlRead(self.pool.acquire().await?))
     }
 }
 

@@ -1,0 +1,152 @@
+//! The estimate of each kind of node that builds or combines values: calls, indexing, literals
+//! of lists, maps and messages, ternaries. Each is its own function, never inlined, so the
+//! recursion's dispatch (`Walker::visit_kind`) keeps a small frame: every level of a deep tree
+//! pays that frame, and the parser allows 250 levels on a 2 MiB thread.
+
+use super::super::calls;
+use super::super::poly::Poly;
+use super::super::shape::{ListShape, MapShape, Shape};
+use super::super::table;
+use super::{Val, Walker, add_cost, constant_pattern, int_literal};
+use crate::syntax::{ExprKind, FieldInit, Literal, MapEntry, NodeId};
+use crate::types::Type;
+
+impl Walker<'_> {
+    /// `a.f`, or a qualified name the checker resolved.
+    #[inline(never)]
+    pub(super) fn visit_select(
+        &mut self,
+        id: NodeId,
+        operand: NodeId,
+        field: &str,
+    ) -> (Val, Option<String>) {
+        if let Some(shape) = self.qualified(id) {
+            return (Val::constant(table::SELECT, shape), None);
+        }
+        let op = self.visit(operand);
+        let shape = self.select(&op.shape, field);
+        let assumption = self.describe_shape(&shape);
+        (add_cost(&op, table::SELECT, shape), assumption)
+    }
+
+    /// `a[i]` and `a[?i]`: the operands and one call; a string literal key selects its entry.
+    #[inline(never)]
+    pub(super) fn visit_index(&mut self, operand: NodeId, index: NodeId) -> Val {
+        let op = self.visit(operand);
+        let ix = self.visit(index);
+        let key = match self.ast.kind(index) {
+            ExprKind::Literal(Literal::String(s)) => Some(&**s),
+            _ => None,
+        };
+        let shape = self.index(&op.shape, &ix.shape, key);
+        Val {
+            max: op.max.add(&ix.max).add_const(table::CALL as f64),
+            min: op.min.saturating_add(ix.min).saturating_add(table::CALL),
+            shape,
+        }
+    }
+
+    /// A function or method call: its operands, then its own cost from the table (a namespaced
+    /// function such as `sets.contains` comes by its qualified name, without a receiver).
+    #[inline(never)]
+    pub(super) fn visit_call(
+        &mut self,
+        target: Option<NodeId>,
+        function: &str,
+        args: &[NodeId],
+    ) -> Val {
+        let ast = self.ast;
+        let qualified = crate::check::namespaced(ast, target, function);
+        let target = if qualified.is_some() { None } else { target };
+        let ids: Vec<NodeId> = target.iter().chain(args).copied().collect();
+        let operands: Vec<Val> = ids.iter().map(|&a| self.visit(a)).collect();
+        let types: Vec<Type> = ids.iter().map(|&a| self.static_type(a).clone()).collect();
+        let literals = calls::Literals {
+            pattern: constant_pattern(ast, function, target, args),
+            ints: args.iter().map(|&a| int_literal(ast, a)).collect(),
+        };
+        let function = qualified.as_deref().unwrap_or(function);
+        calls::call(self, function, &operands, &types, &literals)
+    }
+
+    /// `c ? t : f`: the condition and the dearer branch; the shape is either branch's.
+    #[inline(never)]
+    pub(super) fn visit_conditional(
+        &mut self,
+        cond: NodeId,
+        then: NodeId,
+        otherwise: NodeId,
+    ) -> Val {
+        let c = self.visit(cond);
+        let t = self.visit(then);
+        let f = self.visit(otherwise);
+        Val {
+            max: c.max.add(&t.max.max(&f.max)),
+            min: c.min.saturating_add(t.min.min(f.min)),
+            shape: t.shape.union(f.shape),
+        }
+    }
+
+    /// A list literal: creating it, its elements, and a list shape of exactly that length
+    /// (at least, when optional elements may be absent).
+    #[inline(never)]
+    pub(super) fn visit_list(&mut self, items: &[NodeId], optional: usize) -> Val {
+        let n = items.len() as u64;
+        let fixed = table::LIST_CREATE.saturating_add(self.model.alloc(table::alloc_list(n)));
+        let mut val = Val::constant(fixed, Shape::Scalar);
+        let mut elem: Option<Shape> = None;
+        for &e in items {
+            let v = self.visit(e);
+            val.max = val.max.add(&v.max);
+            val.min = val.min.saturating_add(v.min);
+            elem = Some(match elem {
+                None => v.shape,
+                Some(s) => s.union(v.shape),
+            });
+        }
+        // An optional element adds its value, whose shape is the optional's.
+        val.shape = Shape::List(Box::new(ListShape {
+            len: Poly::constant(n as f64),
+            min_len: n - optional as u64,
+            elem: elem.unwrap_or(Shape::Scalar),
+            elem_var: None,
+        }));
+        val
+    }
+
+    /// A map literal: creating it, its keys and values, and a map shape of that many entries.
+    #[inline(never)]
+    pub(super) fn visit_map(&mut self, entries: &[MapEntry]) -> Val {
+        let n = entries.len() as u64;
+        let fixed = table::MAP_CREATE.saturating_add(self.model.alloc(table::alloc_map(n)));
+        let mut val = Val::constant(fixed, Shape::Scalar);
+        let (mut key, mut value): (Option<Shape>, Option<Shape>) = (None, None);
+        for entry in entries {
+            let k = self.visit(entry.key);
+            let v = self.visit(entry.value);
+            val.max = val.max.add(&k.max).add(&v.max);
+            val.min = val.min.saturating_add(k.min).saturating_add(v.min);
+            key = Some(key.map_or(k.shape.clone(), |s| s.union(k.shape)));
+            value = Some(value.map_or(v.shape.clone(), |s| s.union(v.shape)));
+        }
+        val.shape = Shape::Map(Box::new(MapShape {
+            len: Poly::constant(n as f64),
+            min_len: n,
+            key: key.unwrap_or(Shape::Scalar),
+            val: value.unwrap_or(Shape::Scalar),
+        }));
+        val
+    }
+
+    /// A message literal: creating it and its field values.
+    #[inline(never)]
+    pub(super) fn visit_struct(&mut self, fields: &[FieldInit]) -> Val {
+        let mut val = Val::constant(table::STRUCT_CREATE, Shape::Unknown);
+        for field in fields {
+            let v = self.visit(field.value);
+            val.max = val.max.add(&v.max);
+            val.min = val.min.saturating_add(v.min);
+        }
+        val
+    }
+}
