@@ -296,3 +296,26 @@ fn other_yaml_gets_no_diagnostics_and_bad_requests_get_errors() {
     assert_eq!(hover, Value::Null);
     client.stop();
 }
+
+#[test]
+fn the_extensions_of_the_configuration_above_are_used() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let routines = tmp.path().join("plugin/routines");
+    std::fs::create_dir_all(&routines).expect("mkdir");
+    std::fs::write(
+        tmp.path().join("ozcheck.toml"),
+        "[rules]\nunknown-agent = \"off\"\n[extensions]\ndisabled = [\"strings\"]\n",
+    )
+    .expect("write");
+    let routine = routines.join("r.yaml");
+    let text = "name: r\nagent: a\ntriggers:\n  - name: t\n    event:\n      source: github-events\n      filter: event.text.lowerAscii() == 'x'\n";
+    std::fs::write(&routine, text).expect("write");
+    let mut client = Client::start();
+    let diagnostics = client.open(&uri_of(&routine), text);
+    let found = by_code(&diagnostics, "invalid-filter");
+    assert_eq!(found.len(), 1, "{diagnostics:#?}");
+    assert_eq!(found[0]["range"], range((6, 25), (6, 35)));
+    let message = found[0]["message"].as_str().unwrap_or("");
+    assert!(message.contains("the `strings` extension"), "{message}");
+    client.stop();
+}

@@ -85,5 +85,5 @@ pub use api::{
 pub use bounds::EventBounds;
 pub use cost::CostRange;
 pub use diagnostic::{Diagnostic, Severity, SourceDiagnostic};
-pub use extensions::{Extension, Extensions};
+pub use extensions::{Extension, ExtensionSettings, Extensions};
 pub use options::Options;

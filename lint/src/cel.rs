@@ -18,8 +18,8 @@ use crate::position::map_span;
 use crate::rules::Context;
 use crate::yaml::Node;
 
-/// Checks the expression at bytes `expr` of the value of scalar `node` and returns its
-/// findings under `rule`.
+/// Checks the expression at bytes `expr` of the value of scalar `node` in `env`, with the
+/// extensions `ozcheck.toml` enables there, and returns its findings under `rule`.
 pub fn check(
     cx: &Context<'_>,
     rule: &'static str,
@@ -38,7 +38,8 @@ pub fn check(
         bounds: cx.config.bounds(source),
         ..Options::default()
     };
-    let report = check_expression(expression, env, &options);
+    let env = cx.config.extensions.apply(env.clone());
+    let report = check_expression(expression, &env, &options);
     report
         .diagnostics
         .iter()

@@ -1,4 +1,5 @@
-//! `ozcheck.toml`: rule levels and the size bounds of event sources.
+//! `ozcheck.toml`: rule levels, the size bounds of event sources, and the CEL extensions each
+//! environment enables.
 //!
 //! ```toml
 //! [rules]
@@ -7,11 +8,16 @@
 //! [sources.github-events]    # bounds of the events this source may deliver, in bytes
 //! text = 32768
 //! attributes = 8192
+//!
+//! [extensions]               # every environment: Kubernetes' set without `sets`
+//! disabled = ["sets"]
+//! [extensions.filter]        # waits' and triggers' filters: exactly these
+//! enabled = ["strings", "optional"]
 //! ```
 
 use std::collections::HashMap;
 
-use ozcheck_analyzer::EventBounds;
+use ozcheck_analyzer::{EventBounds, ExtensionSettings};
 
 /// What a rule's findings become.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize)]
@@ -35,6 +41,9 @@ pub struct Config {
     /// Event bounds by source name.
     #[serde(default)]
     pub sources: HashMap<String, EventBounds>,
+    /// The extensions of each environment (`ozcheck_analyzer::extensions::settings`).
+    #[serde(default)]
+    pub extensions: ExtensionSettings,
 }
 
 /// A configuration that could not be used.

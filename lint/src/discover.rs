@@ -98,6 +98,19 @@ pub fn find_config(start: &Path) -> Option<PathBuf> {
         .find(|candidate| candidate.is_file())
 }
 
+/// Reads the configuration file at `path`; an unreadable or invalid one is an error that names
+/// the file.
+pub fn read_config(path: &Path) -> Result<crate::Config, String> {
+    let text = fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    crate::Config::parse(&text).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// The configuration that applies at `start` ([`find_config`]), or the defaults when there is
+/// none.
+pub fn nearest_config(start: &Path) -> Result<crate::Config, String> {
+    find_config(start).map_or_else(|| Ok(crate::Config::default()), |path| read_config(&path))
+}
+
 /// Asks the disk whether a file exists (what the command line passes to the lint).
 pub fn disk_file_exists() -> crate::FileExists {
     std::sync::Arc::new(|path: &Path| path.is_file())

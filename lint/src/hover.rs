@@ -229,6 +229,7 @@ pub fn hover(path: &str, text: &str, offset: usize, config: &Config) -> Option<H
     }
     let model = Model::build(Some(root), Some(kind));
     if let Some((env, source_name)) = expression_env(&model, &path, &entry.value, root) {
+        let env = config.extensions.apply(env);
         cost_markdown(
             &mut markdown,
             text,

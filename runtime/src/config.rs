@@ -2,7 +2,7 @@
 //! routines and flows whose triggers fire on events. In a platform these come from installed
 //! plugins; here from a scenario's `setup` or the `serve` command's configuration file.
 
-use ozcheck_analyzer::EventBounds;
+use ozcheck_analyzer::{EventBounds, ExtensionSettings};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -24,6 +24,11 @@ pub struct Config {
     /// Flows with event triggers.
     #[serde(default)]
     pub flows: Vec<Flow>,
+    /// The CEL extensions each environment enables, as the `[extensions]` table of
+    /// `ozcheck.toml` writes them (`enabled`, `disabled`, and a table per environment), so the
+    /// runtime refuses at registration what the lint refuses.
+    #[serde(default)]
+    pub extensions: ExtensionSettings,
 }
 
 impl Config {

@@ -10,6 +10,7 @@
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
+use ozcheck_analyzer::check::EnvKind;
 use serde_json::{Value, json};
 use tokio::sync::broadcast;
 
@@ -214,9 +215,10 @@ impl<S: Store> Runtime<S> {
         let hooks = source
             .map(crate::config::SourceConfig::hooks)
             .unwrap_or_default();
+        let extensions = config.extensions.of(EnvKind::Filter);
         spec.filter
             .as_deref()
-            .map(|f| Filter::compile_as(ExprRole::Filter, f, &bounds, hooks))
+            .map(|f| Filter::compile_as(ExprRole::Filter, f, &bounds, extensions, hooks))
             .transpose()
     }
 

@@ -7,11 +7,11 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use ozcheck_analyzer::check::Env;
+use ozcheck_analyzer::check::{Env, EnvKind};
 use ozcheck_analyzer::eval::meter::ManualClock;
 use ozcheck_analyzer::eval::{self, EvalError, Limits, Program};
 use ozcheck_analyzer::{
-    EventBounds, Options, Report, Verdict, check_expression, check_filter, compile,
+    EventBounds, Extensions, Options, Report, Verdict, check_expression, compile,
 };
 use serde_json::Value;
 
@@ -72,6 +72,16 @@ pub enum ExprRole {
     Sender,
 }
 
+impl ExprRole {
+    /// The analyzer's environment of this role.
+    pub fn env_kind(self) -> EnvKind {
+        match self {
+            ExprRole::Filter => EnvKind::Filter,
+            ExprRole::Sender => EnvKind::Sender,
+        }
+    }
+}
+
 /// Test hooks of a source's evaluations, for filters and `sender` alike: they make the meter's
 /// stops reachable for an expression that passed the static check.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -84,36 +94,48 @@ pub struct EvalHooks {
 }
 
 impl Filter {
-    /// Checks a filter statically (size, syntax, types, worst-case cost over `bounds`) and
-    /// returns it, or the analyzer's refusal.
+    /// Checks a filter statically (size, syntax, types, worst-case cost over `bounds`) with
+    /// Kubernetes' extensions and returns it, or the analyzer's refusal.
     pub fn compile(source: &str, bounds: &EventBounds) -> Result<Filter, Refusal> {
-        Self::compile_as(ExprRole::Filter, source, bounds, EvalHooks::default())
+        Self::compile_as(
+            ExprRole::Filter,
+            source,
+            bounds,
+            Extensions::KUBERNETES,
+            EvalHooks::default(),
+        )
     }
 
     /// Checks a trigger's `sender` expression (CEL over `event` giving a string).
     pub fn compile_sender(source: &str, bounds: &EventBounds) -> Result<Filter, Refusal> {
-        Self::compile_as(ExprRole::Sender, source, bounds, EvalHooks::default())
+        Self::compile_as(
+            ExprRole::Sender,
+            source,
+            bounds,
+            Extensions::KUBERNETES,
+            EvalHooks::default(),
+        )
     }
 
-    /// Checks an expression in `role` and sets its evaluations' limits, with `hooks` applied.
+    /// Checks an expression in `role` with `extensions` enabled and sets its evaluations'
+    /// limits, with `hooks` applied.
     pub fn compile_as(
         role: ExprRole,
         source: &str,
         bounds: &EventBounds,
+        extensions: Extensions,
         hooks: EvalHooks,
     ) -> Result<Filter, Refusal> {
         let options = Options {
             bounds: *bounds,
             ..Options::default()
         };
-        let (env, report) = match role {
-            ExprRole::Filter => (Env::filter(), check_filter(source, &options)),
-            ExprRole::Sender => {
-                let env = Env::sender();
-                let report = check_expression(source, &env, &options);
-                (env, report)
-            }
-        };
+        let env = match role {
+            ExprRole::Filter => Env::filter(),
+            ExprRole::Sender => Env::sender(),
+        }
+        .with_extensions(extensions);
+        let report = check_expression(source, &env, &options);
         let mut filter = Self::from_report(source, &report, &env, &options)?;
         if let Some(limit) = hooks.cost_limit {
             filter.limits = filter.limits.with_cost(Some(limit));
@@ -294,7 +316,14 @@ mod tests {
                 ExprRole::Filter => "event.attributes.a + event.text == 'bchello'",
                 ExprRole::Sender => "event.attributes.a + event.text",
             };
-            let f = Filter::compile_as(role, expr, &EventBounds::DEFAULT, cheap).unwrap();
+            let f = Filter::compile_as(
+                role,
+                expr,
+                &EventBounds::DEFAULT,
+                Extensions::KUBERNETES,
+                cheap,
+            )
+            .unwrap();
             assert!(
                 matches!(f.evaluate(&ev), Err(Stopped::Limit(m)) if m.contains("cost limit")),
                 "{role:?}"
@@ -312,7 +341,14 @@ mod tests {
         };
         let ev = PreparedEvent::new(&long).unwrap();
         let expr = "event.text + event.text + event.text";
-        let f = Filter::compile_as(ExprRole::Sender, expr, &EventBounds::DEFAULT, slow).unwrap();
+        let f = Filter::compile_as(
+            ExprRole::Sender,
+            expr,
+            &EventBounds::DEFAULT,
+            Extensions::KUBERNETES,
+            slow,
+        )
+        .unwrap();
         assert!(
             matches!(f.evaluate(&ev), Err(Stopped::Limit(m)) if m.contains("deadline")),
             "the deadline did not stop it"

@@ -147,7 +147,8 @@ impl<S: Store> Runtime<S> {
             return Ok(());
         };
         let records = self.store().steps_of_job(job_id).await?;
-        let mut scope = FlowScope::new(trigger.clone());
+        let mut scope =
+            FlowScope::new(trigger.clone()).with_extensions(self.config().extensions.clone());
         for step in &flow.steps {
             let record = records.iter().find(|r| r.step == step.id);
             match Box::pin(self.step(&job, step, record, &scope)).await? {

@@ -11,7 +11,7 @@
 use ozcheck_analyzer::check::{Env, StepDecl, StepKind};
 use ozcheck_analyzer::eval::{Activation, EvalError, Limits, Program, Value as CelValue};
 use ozcheck_analyzer::template::{Template, templates};
-use ozcheck_analyzer::{Options, Verdict, check_expression, compile};
+use ozcheck_analyzer::{ExtensionSettings, Options, Verdict, check_expression, compile};
 use serde_json::{Map, Value, json};
 
 use crate::error::RuntimeError;
@@ -23,15 +23,24 @@ use crate::model::Event;
 pub struct FlowScope {
     trigger: Event,
     steps: Vec<(String, StepKind, Value)>,
+    extensions: ExtensionSettings,
 }
 
 impl FlowScope {
-    /// The scope of a flow's first step.
+    /// The scope of a flow's first step, with Kubernetes' extensions.
     pub fn new(trigger: Event) -> Self {
         Self {
             trigger,
             steps: Vec::new(),
+            extensions: ExtensionSettings::default(),
         }
+    }
+
+    /// The same scope with the extensions of `settings` in its `when` and templates.
+    #[must_use]
+    pub fn with_extensions(mut self, settings: ExtensionSettings) -> Self {
+        self.extensions = settings;
+        self
     }
 
     /// Adds the output of a step that ran (or was skipped) before the current one.
@@ -104,7 +113,7 @@ impl FlowScope {
 
     /// Renders the `${{ … }}` templates of `text`: strings as they are, other values as JSON.
     pub fn render(&self, text: &str) -> Result<String, RuntimeError> {
-        let env = Env::template(true, &self.decls());
+        let env = self.extensions.apply(Env::template(true, &self.decls()));
         let mut out = String::with_capacity(text.len());
         let mut at = 0;
         for template in templates(text) {
@@ -135,7 +144,7 @@ impl FlowScope {
 
     /// Evaluates a step's `when`.
     pub fn when(&self, expr: &str) -> Result<bool, RuntimeError> {
-        let env = Env::when(true, &self.decls());
+        let env = self.extensions.apply(Env::when(true, &self.decls()));
         match self.evaluate(expr, &env, "when")? {
             CelValue::Bool(b) => Ok(b),
             other => Err(RuntimeError::refused(

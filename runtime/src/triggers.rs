@@ -117,8 +117,9 @@ fn compile_trigger(
         .map(crate::config::SourceConfig::hooks)
         .unwrap_or_default();
     let compile = |role, expr: &Option<String>| {
+        let extensions = config.extensions.of(ExprRole::env_kind(role));
         expr.as_deref()
-            .map(|e| Filter::compile_as(role, e, &bounds, hooks))
+            .map(|e| Filter::compile_as(role, e, &bounds, extensions, hooks))
             .transpose()
     };
     let filter = compile(ExprRole::Filter, &spec.filter);

@@ -1,12 +1,17 @@
 //! `ozcheck filter`: checks one CEL expression (syntax, types, size, worst-case cost) and prints
-//! the verdict. Exit 0 accepted, 1 refused, 2 usage or I/O error.
+//! the verdict. Exit 0 accepted, 1 refused, 2 usage, configuration or I/O error.
+//!
+//! The extensions the expression may use are those of `--extensions`, else those the
+//! `[extensions]` table of `ozcheck.toml` enables in the context's environment (the file named
+//! by `--config`, else the nearest one above the expression's file or the current folder, as
+//! `ozcheck lint` finds it), else Kubernetes' set.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, ValueEnum};
 use ozcheck_analyzer::check::Env;
-use ozcheck_analyzer::{Options, Report, Verdict};
+use ozcheck_analyzer::{Extensions, Options, Report, Verdict};
 
 use crate::render;
 
@@ -64,6 +69,47 @@ pub struct FilterArgs {
     /// Output format.
     #[arg(long, value_enum, default_value = "full")]
     pub format: Format,
+    /// The extensions the expression may use, comma-separated (`strings,optional`; `none` for
+    /// the standard library alone). Overrides `ozcheck.toml`.
+    #[arg(long, value_name = "LIST", value_parser = parse_extensions)]
+    pub extensions: Option<Extensions>,
+    /// Configuration file whose `[extensions]` apply (default: the nearest ozcheck.toml in the
+    /// folder of `--file`, or of the current folder, or above it).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+}
+
+/// Reads `--extensions`: names separated by commas, or `none`.
+fn parse_extensions(list: &str) -> Result<Extensions, String> {
+    if list.trim() == "none" {
+        return Ok(Extensions::NONE);
+    }
+    let names: Vec<&str> = list.split(',').map(str::trim).collect();
+    Extensions::from_names(&names).map_err(|e| e.to_string())
+}
+
+/// The environment of `args.context` with the extensions it may use (the module's doc).
+fn environment(args: &FilterArgs) -> Result<Env, String> {
+    let env = match args.context {
+        Context::Filter => Env::filter(),
+        Context::Sender => Env::sender(),
+        Context::When => Env::when(true, &[]),
+        Context::Template => Env::template(true, &[]),
+    };
+    if let Some(extensions) = args.extensions {
+        return Ok(env.with_extensions(extensions));
+    }
+    let config = match &args.config {
+        Some(path) => ozcheck_lint::discover::read_config(path)?,
+        None => {
+            let start = match &args.file {
+                Some(file) if file.as_os_str() != "-" => file.clone(),
+                _ => PathBuf::from("."),
+            };
+            ozcheck_lint::discover::nearest_config(&start)?
+        }
+    };
+    Ok(config.extensions.apply(env))
 }
 
 /// Most bytes read from standard input: far above the 1024-byte source limit, so the analyzer
@@ -123,11 +169,12 @@ pub fn run(args: &FilterArgs) -> ExitCode {
     };
     options.bounds.text = args.max_text;
     options.bounds.attributes = args.max_attributes;
-    let env = match args.context {
-        Context::Filter => Env::filter(),
-        Context::Sender => Env::sender(),
-        Context::When => Env::when(true, &[]),
-        Context::Template => Env::template(true, &[]),
+    let env = match environment(args) {
+        Ok(env) => env,
+        Err(err) => {
+            eprintln!("error: {err}");
+            return ExitCode::from(2);
+        }
     };
     let (report, witness) = match &args.witness {
         Some(_) => ozcheck_analyzer::check_with_witness(&source, &env, &options),

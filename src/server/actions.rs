@@ -7,7 +7,7 @@ use lsp_types::{
     CodeAction, CodeActionKind, CodeActionOrCommand, CodeActionParams, Hover, HoverContents,
     HoverParams, MarkupContent, MarkupKind, TextEdit, WorkspaceEdit,
 };
-use ozcheck_lint::{Config, discover};
+use ozcheck_lint::discover;
 
 use super::convert::{self, Encoding, LineIndex};
 use super::documents::Documents;
@@ -23,10 +23,7 @@ pub fn hover(documents: &Documents, encoding: Encoding, params: &HoverParams) ->
     let doc = documents.get(&at.text_document.uri)?;
     let index = LineIndex::new(&doc.text, encoding);
     let offset = index.offset(at.position);
-    let config = discover::find_config(&doc.path)
-        .and_then(|p| std::fs::read_to_string(p).ok())
-        .and_then(|t| Config::parse(&t).ok())
-        .unwrap_or_default();
+    let config = discover::nearest_config(&doc.path).unwrap_or_default();
     let found =
         ozcheck_lint::hover::hover(&convert::display(&doc.path), &doc.text, offset, &config)?;
     Some(Hover {

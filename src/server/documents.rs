@@ -83,7 +83,7 @@ impl Documents {
     /// Lints one document.
     pub fn lint(&self, uri: &Uri) -> Option<Linted> {
         let doc = self.get(uri)?;
-        let (config, config_error) = match load_config(&doc.path) {
+        let (config, config_error) = match discover::nearest_config(&doc.path) {
             Ok(config) => (config, None),
             Err(e) => (Config::default(), Some(e)),
         };
@@ -109,7 +109,7 @@ impl Documents {
     /// when that changes it.
     pub fn fixed_text(&self, uri: &Uri) -> Option<String> {
         let doc = self.get(uri)?;
-        let config = load_config(&doc.path).unwrap_or_default();
+        let config = discover::nearest_config(&doc.path).unwrap_or_default();
         let path = convert::display(&doc.path);
         let input = Input::from_text(path.clone(), doc.text.clone(), true);
         let context = self.context(&doc.path, &path);
@@ -175,12 +175,4 @@ fn is_plugin_file(path: &str, text: &str) -> bool {
         .as_ref()
         .and_then(FileKind::from_content)
         .is_some()
-}
-
-fn load_config(file: &Path) -> Result<Config, String> {
-    let Some(path) = discover::find_config(file) else {
-        return Ok(Config::default());
-    };
-    let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-    Config::parse(&text).map_err(|e| format!("{}: {e}", path.display()))
 }

@@ -13,13 +13,9 @@ use crate::types::{ObjectType, Type};
 const ENABLE_WHERE: &str = "the `[extensions]` table of ozcheck.toml";
 
 /// `unknown-function`: the extension that would provide it, or the closest available name.
+/// The message itself names the extension, so that hosts that show only the message (the
+/// runtime's refusal of a wait) say it too.
 pub(super) fn unknown_function(function: &str, span: Span, enabled: Extensions) -> Diagnostic {
-    let diagnostic = Diagnostic::error(
-        "unknown-function",
-        span,
-        format!("unknown function `{function}`"),
-    )
-    .with_label("no such function");
     if let Some(known) = overloads(function) {
         let by = providers(known);
         let (s, them) = if by.iter().count() > 1 {
@@ -27,11 +23,23 @@ pub(super) fn unknown_function(function: &str, span: Span, enabled: Extensions) 
         } else {
             ("", "it")
         };
-        return diagnostic.with_help(format!(
-            "`{function}` comes with the {by} extension{s}, which this environment does not \
-             enable; enable {them} in {ENABLE_WHERE}"
-        ));
+        return Diagnostic::error(
+            "unknown-function",
+            span,
+            format!(
+                "unknown function `{function}`: it comes with the {by} extension{s}, which this \
+                 environment does not enable"
+            ),
+        )
+        .with_label("not enabled here")
+        .with_help(format!("enable {them} in {ENABLE_WHERE}"));
     }
+    let diagnostic = Diagnostic::error(
+        "unknown-function",
+        span,
+        format!("unknown function `{function}`"),
+    )
+    .with_label("no such function");
     let names = FUNCTION_NAMES
         .iter()
         .copied()

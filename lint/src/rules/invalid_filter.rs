@@ -25,7 +25,8 @@ a filter that reads a misspelt field is never true and the wait times out.",
     example: "# file: flows/watch.yaml\nname: watch\nsteps:\n  - id: ci\n    wait_for_event:\n      source: github-events\n      filter: event.atributes.conclusion != ''\n",
     use_instead: "# file: flows/watch.yaml\nname: watch\nsteps:\n  - id: ci\n    wait_for_event:\n      source: github-events\n      filter: event.attributes.conclusion != ''\n",
     assumptions: "Event source bounds come from `[sources.NAME]` in ozcheck.toml (default 16 KiB \
-of text, 8 KiB of attributes).",
+of text, 8 KiB of attributes); the extensions a filter or `sender` may use from `[extensions]` \
+and `[extensions.filter]` or `[extensions.sender]` (default: Kubernetes' set, docs/cli.md).",
     fix: "",
     check,
 };

@@ -17,7 +17,9 @@ pub const RULE: Rule = Rule {
     why: "The flow fails when it renders the text, or waits on a subject no event has.",
     example: "# file: flows/watch.yaml\nname: watch\nsteps:\n  - id: ok\n    approval: { details: \"Look at ${{ trigger.event.subject \" }\n",
     use_instead: "# file: flows/watch.yaml\nname: watch\nsteps:\n  - id: ok\n    approval: { details: \"Look at ${{ trigger.event.subject }}\" }\n",
-    assumptions: "Only `subject` and `details` are templated (the documents show no other).",
+    assumptions: "Only `subject` and `details` are templated (the documents show no other). The \
+extensions a template may use come from `[extensions]` and `[extensions.template]` in \
+ozcheck.toml (default: Kubernetes' set).",
     fix: "",
     check,
 };

@@ -19,7 +19,8 @@ reported by `unknown-step-reference` instead.",
     why: "The flow fails at that step at run time, or the condition is never true.",
     example: "# file: flows/watch.yaml\nname: watch\nsteps:\n  - id: ci\n    wait_for_event:\n      source: github-events\n  - id: tell\n    when: steps.ci.matched &&\n    approval: { details: look }\n",
     use_instead: "# file: flows/watch.yaml\nname: watch\nsteps:\n  - id: ci\n    wait_for_event:\n      source: github-events\n  - id: tell\n    when: steps.ci.matched\n    approval: { details: look }\n",
-    assumptions: "An approval step's output is `{approved: bool}`.",
+    assumptions: "An approval step's output is `{approved: bool}`. The extensions a `when` may use \
+come from `[extensions]` and `[extensions.when]` in ozcheck.toml (default: Kubernetes' set).",
     fix: "",
     check,
 };

@@ -14,22 +14,16 @@ const STDIN_NAME: &str = "-";
 /// The configuration: `--config`, else the nearest `ozcheck.toml` in the folder of the first
 /// path (or of `--stdin-filename`, or the current folder) or above it, else the defaults.
 pub fn config(args: &LintArgs) -> Result<Config, String> {
-    let path = if let Some(path) = &args.config {
-        path.clone()
-    } else {
-        let start = args
-            .stdin_filename
-            .as_deref()
-            .map(PathBuf::from)
-            .or_else(|| args.paths.iter().find(|p| p.as_os_str() != "-").cloned())
-            .unwrap_or_else(|| PathBuf::from("."));
-        match discover::find_config(&start) {
-            Some(found) => found,
-            None => return Ok(Config::default()),
-        }
-    };
-    let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-    Config::parse(&text).map_err(|e| format!("{}: {e}", path.display()))
+    if let Some(path) = &args.config {
+        return discover::read_config(path);
+    }
+    let start = args
+        .stdin_filename
+        .as_deref()
+        .map(PathBuf::from)
+        .or_else(|| args.paths.iter().find(|p| p.as_os_str() != "-").cloned())
+        .unwrap_or_else(|| PathBuf::from("."));
+    discover::nearest_config(&start)
 }
 
 /// The files to lint, their plugin context, and whether they came from standard input.

@@ -8,8 +8,12 @@
 //! environment enables (so a filter that validates there reads the same here); hosts narrow it
 //! per environment (`[extensions]` in `ozcheck.toml`).
 
+mod settings;
+
 use std::fmt;
 use std::str::FromStr;
+
+pub use settings::{Choice, ContradictoryChoice, ExtensionSettings};
 
 /// One extension library.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -95,7 +99,7 @@ impl FromStr for Extension {
             "two-var-comprehensions" | "two_var_comprehensions" => Extension::TwoVarComprehensions,
             _ => {
                 return Err(UnknownExtension {
-                    name: name.to_owned(),
+                    name: shown(name),
                     suggestion: crate::check::suggest::closest(
                         name,
                         Extension::ALL.iter().map(|e| e.name()),
@@ -104,6 +108,30 @@ impl FromStr for Extension {
             }
         };
         Ok(found)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Extension {
+    /// An extension name, as [`FromStr`] reads it; another name is an error with a suggestion.
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let name = String::deserialize(deserializer)?;
+        name.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+impl serde::Serialize for Extension {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.name())
+    }
+}
+
+/// The longest name an error repeats; a longer one is cut (a configuration is hostile input).
+const MAX_SHOWN_NAME: usize = 64;
+
+fn shown(name: &str) -> String {
+    match name.char_indices().nth(MAX_SHOWN_NAME) {
+        Some((at, _)) => format!("{}…", &name[..at]),
+        None => name.to_owned(),
     }
 }
 
