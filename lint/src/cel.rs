@@ -64,13 +64,19 @@ pub fn check(
         .collect()
 }
 
+/// The `ozcheck.toml` table that declares the bounds of `source` (`[sources.NAME]` when the
+/// expression names none).
+pub(crate) fn source_table(source: Option<&str>) -> String {
+    source.map_or_else(|| "[sources.NAME]".to_owned(), |s| format!("[sources.{s}]"))
+}
+
 /// Where a bound that would pass an expression refused by cost is declared: the line of
 /// `ozcheck.toml` for each, under the source's table. Empty when no bound would pass it.
 fn declaration(remedy: &Remedy, source: Option<&str>) -> String {
     if remedy.changes.is_empty() {
         return String::new();
     }
-    let table = source.map_or_else(|| "[sources.NAME]".to_owned(), |s| format!("[sources.{s}]"));
+    let table = source_table(source);
     let lines: Vec<String> = remedy
         .changes
         .iter()

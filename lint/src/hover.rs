@@ -215,7 +215,7 @@ fn cost_markdown(
 /// What would pass an expression refused by cost: each bound of the source that would, as
 /// the line of `ozcheck.toml` that declares it, or why none would.
 fn would_pass_markdown(out: &mut String, remedy: &Remedy, source: Option<&str>) {
-    let table = source.map_or_else(|| "[sources.NAME]".to_owned(), |s| format!("[sources.{s}]"));
+    let table = crate::cel::source_table(source);
     if remedy.changes.is_empty() {
         let _ = writeln!(out, "\n**would pass** {}", remedy.describe());
         return;
