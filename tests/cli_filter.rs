@@ -172,3 +172,56 @@ fn the_witness_of_a_refused_filter_replays_to_the_cost_limit() {
     let witness = v["witness_cost"].as_u64().expect("witness_cost");
     assert!(witness <= max && witness * 2 > max, "{v}");
 }
+
+/// A filter refused by cost is told the bound that would pass it, in JSON and in the text: the
+/// suggested value passes when given back as its flag, one byte more is still refused.
+#[test]
+fn a_refusal_by_cost_says_which_bound_would_pass() {
+    let source = "event.attributes.labels.exists(l, event.text.contains(l))";
+    let (code, v) = json(&[source]);
+    assert_eq!(code, 1);
+    let bounds = v["would_pass"]["bounds"].as_array().expect("bounds");
+    assert_eq!(bounds.len(), 2, "{v}");
+    for b in bounds {
+        let flag = b["flag"].as_str().expect("flag");
+        let at_most = b["at_most"].as_u64().expect("at_most");
+        let fits = at_most.to_string();
+        let (code, passing) = json(&[flag, &fits, source]);
+        assert_eq!(code, 0, "{flag} {fits}: {passing}");
+        assert_eq!(passing["cost"]["max"], b["cost"]);
+        assert_eq!(passing["would_pass"], serde_json::Value::Null);
+        let (code, _) = json(&[flag, &(at_most + 1).to_string(), source]);
+        assert_eq!(code, 1, "{flag} {}", at_most + 1);
+    }
+    let help = v["diagnostics"][0]["help"].as_str().expect("help");
+    assert!(help.contains("it would pass: with event."), "{help}");
+    let (_, text, _) = ozcheck(&["filter", source]);
+    let flag = bounds[0]["flag"].as_str().expect("flag");
+    let line = format!("would pass with {flag} {}", bounds[0]["at_most"]);
+    assert!(text.contains(&line), "{text}");
+
+    let header = "event.attributes.labels.exists(l, event.subject.contains(l))";
+    let (_, v) = json(&["--limit", "50000", header]);
+    let flags: Vec<&str> = v["would_pass"]["bounds"]
+        .as_array()
+        .expect("bounds")
+        .iter()
+        .filter_map(|b| b["flag"].as_str())
+        .collect();
+    assert!(flags.contains(&"--max-header"), "{v}");
+    let (code, _) = json(&["--limit", "50000", "--max-header", "0", header]);
+    assert_eq!(code, 0, "without headers the subject costs nothing");
+}
+
+#[test]
+fn a_cost_no_bound_changes_says_so() {
+    let source = "lists.range(1500).exists(i, lists.range(1500).exists(j, i == j + 1))";
+    let (code, v) = json(&[source]);
+    assert_eq!(code, 1);
+    assert_eq!(v["would_pass"]["bounds"], serde_json::json!([]));
+    let floors = v["would_pass"]["not_enough"].as_array().expect("floors");
+    assert_eq!(floors.len(), 3);
+    assert!(floors.iter().all(|f| f["cost"] == v["cost"]["max"]), "{v}");
+    let (_, text, _) = ozcheck(&["filter", source]);
+    assert!(text.contains("its cost does not depend"), "{text}");
+}

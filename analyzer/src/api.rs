@@ -2,7 +2,7 @@
 //! returns a verdict. No I/O, no panics, no allocation beyond the expression's own size.
 
 use crate::check::{self, Checked, Env};
-use crate::cost::{self, CostRange};
+use crate::cost::{self, CostRange, Remedy};
 use crate::syntax;
 use crate::witness::{self, Effort, Witness};
 use crate::{Diagnostic, Options};
@@ -28,6 +28,9 @@ pub struct Report {
     pub limit: u64,
     /// Every finding, errors first in source order.
     pub diagnostics: Vec<Diagnostic>,
+    /// For an estimate over the limit, the bounds of the source that would pass it, or why
+    /// none would ([`cost::remedy`]); `None` otherwise.
+    pub would_pass: Option<Remedy>,
 }
 
 /// Checks a wait or trigger filter (CEL over `event` alone): parses, type-checks and
@@ -55,12 +58,18 @@ pub fn check_filter(source: &str, options: &Options) -> Report {
 /// Checks an expression in any environment.
 pub fn check_expression(source: &str, env: &Env, options: &Options) -> Report {
     match compile(source, env, options) {
-        Ok(checked) => verdict(&cost::estimate(&checked, env, options), options),
+        Ok(checked) => verdict(
+            &checked,
+            env,
+            &cost::estimate(&checked, env, options),
+            options,
+        ),
         Err(diagnostics) => Report {
             verdict: Verdict::Refused,
             cost: None,
             limit: options.limit,
             diagnostics,
+            would_pass: None,
         },
     }
 }
@@ -76,13 +85,17 @@ pub fn check_with_witness(source: &str, env: &Env, options: &Options) -> (Report
     let estimate = cost::estimate(&checked, env, options);
     let effort = Effort::for_limit(options.limit, estimate.cost.max);
     let witness = witness::build(&checked, env, &estimate, options, effort);
-    (verdict(&estimate, options), witness)
+    (verdict(&checked, env, &estimate, options), witness)
 }
 
-fn verdict(estimate: &cost::Estimate, options: &Options) -> Report {
-    let diagnostics: Vec<Diagnostic> = cost::diagnostic(estimate, options.limit)
-        .into_iter()
-        .collect();
+/// The report on an estimate: refused with a `cost-over-limit` error that says what would pass
+/// when its max exceeds the limit, accepted otherwise.
+fn verdict(checked: &Checked, env: &Env, estimate: &cost::Estimate, options: &Options) -> Report {
+    let would_pass = cost::remedy(checked, env, options, estimate.cost.max);
+    let diagnostics: Vec<Diagnostic> =
+        cost::diagnostic(estimate, options.limit, would_pass.as_ref())
+            .into_iter()
+            .collect();
     Report {
         verdict: if diagnostics.iter().any(Diagnostic::is_error) {
             Verdict::Refused
@@ -92,6 +105,7 @@ fn verdict(estimate: &cost::Estimate, options: &Options) -> Report {
         cost: Some(estimate.cost),
         limit: options.limit,
         diagnostics,
+        would_pass,
     }
 }
 
@@ -124,6 +138,9 @@ pub struct CostSummary {
     pub dominant_runs: u64,
     /// The size assumption behind the max, in words.
     pub assumption: String,
+    /// When the max exceeds the limit, the bounds of the source that would pass it, or why
+    /// none would.
+    pub would_pass: Option<Remedy>,
 }
 
 /// Parses, checks and estimates an expression and says what dominates its cost; the
@@ -157,6 +174,7 @@ pub fn cost_summary(
         dominant_max: node.map_or(estimate.cost.max, |n| n.max),
         dominant_runs: node.map_or(1, |n| n.multiplier),
         assumption: estimate.assumption.clone(),
+        would_pass: cost::remedy(&checked, env, options, estimate.cost.max),
     })
 }
 

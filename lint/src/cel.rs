@@ -10,6 +10,7 @@
 use std::ops::Range;
 
 use ozcheck_analyzer::check::{Env, StepDecl, StepKind};
+use ozcheck_analyzer::cost::Remedy;
 use ozcheck_analyzer::{Options, Severity as CelSeverity, check_expression};
 
 use crate::finding::{Finding, Severity};
@@ -53,10 +54,39 @@ pub fn check(
             }
             finding.label.clone_from(&d.label);
             finding.help.clone_from(&d.help);
+            if d.code == "cost-over-limit" {
+                if let (Some(help), Some(remedy)) = (&mut finding.help, &report.would_pass) {
+                    help.push_str(&declaration(remedy, source));
+                }
+            }
             finding.origin = Some(d.code);
             finding
         })
         .collect()
+}
+
+/// The `ozcheck.toml` table that declares the bounds of `source` (`[sources.NAME]` when the
+/// expression names none).
+pub(crate) fn source_table(source: Option<&str>) -> String {
+    source.map_or_else(|| "[sources.NAME]".to_owned(), |s| format!("[sources.{s}]"))
+}
+
+/// Where a bound that would pass an expression refused by cost is declared: the line of
+/// `ozcheck.toml` for each, under the source's table. Empty when no bound would pass it.
+fn declaration(remedy: &Remedy, source: Option<&str>) -> String {
+    if remedy.changes.is_empty() {
+        return String::new();
+    }
+    let table = source_table(source);
+    let lines: Vec<String> = remedy
+        .changes
+        .iter()
+        .map(|c| format!("`{} = {}`", c.bound.key(), c.at_most))
+        .collect();
+    format!(
+        "; to declare it, set {} under `{table}` in ozcheck.toml",
+        lines.join(" or ")
+    )
 }
 
 /// The steps before `index` that `expr` reads, as the analyzer declares them. Declaring only

@@ -7,6 +7,7 @@ use std::fmt::Write as _;
 use std::ops::Range;
 
 use ozcheck_analyzer::check::Env;
+use ozcheck_analyzer::cost::Remedy;
 use ozcheck_analyzer::{Options, cost_summary};
 
 use crate::config::Config;
@@ -198,6 +199,9 @@ fn cost_markdown(
                 );
             }
             let _ = writeln!(out, "**worst case** {}", summary.assumption);
+            if let Some(remedy) = &summary.would_pass {
+                would_pass_markdown(out, remedy, source);
+            }
         }
         Err(diagnostics) => {
             out.push_str("\n**not estimated**: ");
@@ -205,6 +209,26 @@ fn cost_markdown(
             out.push_str(&messages.join("; "));
             out.push('\n');
         }
+    }
+}
+
+/// What would pass an expression refused by cost: each bound of the source that would, as
+/// the line of `ozcheck.toml` that declares it, or why none would.
+fn would_pass_markdown(out: &mut String, remedy: &Remedy, source: Option<&str>) {
+    let table = crate::cel::source_table(source);
+    if remedy.changes.is_empty() {
+        let _ = writeln!(out, "\n**would pass** {}", remedy.describe());
+        return;
+    }
+    for change in &remedy.changes {
+        let _ = writeln!(
+            out,
+            "\n**would pass** with `{} = {}` under `{table}` in ozcheck.toml (now {}): cost up to {}",
+            change.bound.key(),
+            change.at_most,
+            change.current,
+            group(change.cost)
+        );
     }
 }
 

@@ -6,11 +6,15 @@
 //! by `--config`, else the nearest one above the expression's file or the current folder, as
 //! `ozcheck lint` finds it), else Kubernetes' set.
 
+use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, ValueEnum};
+
+use ozcheck_analyzer::bounds::Bound;
 use ozcheck_analyzer::check::Env;
+use ozcheck_analyzer::cost::Remedy;
 use ozcheck_analyzer::{Extensions, Options, Report, Verdict};
 
 use crate::render;
@@ -58,6 +62,9 @@ pub struct FilterArgs {
     /// Largest `event.attributes` of the source (compact JSON), in bytes.
     #[arg(long, default_value_t = ozcheck_analyzer::EventBounds::DEFAULT.attributes)]
     pub max_attributes: u64,
+    /// Largest header field (`event.id`, `source`, `type`, `action`, `subject`), in bytes.
+    #[arg(long, default_value_t = ozcheck_analyzer::EventBounds::DEFAULT.header_field)]
+    pub max_header: u64,
     /// Print the cost tree: every sub-expression's range and the size assumption behind it.
     #[arg(long)]
     pub explain: bool,
@@ -169,6 +176,7 @@ pub fn run(args: &FilterArgs) -> ExitCode {
     };
     options.bounds.text = args.max_text;
     options.bounds.attributes = args.max_attributes;
+    options.bounds.header_field = args.max_header;
     let env = match environment(args) {
         Ok(env) => env,
         Err(err) => {
@@ -245,8 +253,40 @@ pub fn json(report: &Report) -> serde_json::Value {
             "severity": d.severity,
             "message": d.message,
             "span": {"start": d.span.start, "end": d.span.end},
+            "label": d.label,
+            "help": d.help,
+        })).collect::<Vec<_>>(),
+        "would_pass": report.would_pass.as_ref().map(would_pass_json),
+    })
+}
+
+/// The bounds that would pass a filter refused by cost, each with the flag that sets it, and
+/// the bounds that would not, each at its least value.
+fn would_pass_json(remedy: &Remedy) -> serde_json::Value {
+    serde_json::json!({
+        "bounds": remedy.changes.iter().map(|c| serde_json::json!({
+            "bound": c.bound,
+            "flag": flag(c.bound),
+            "current": c.current,
+            "at_most": c.at_most,
+            "cost": c.cost,
+        })).collect::<Vec<_>>(),
+        "not_enough": remedy.floors.iter().map(|f| serde_json::json!({
+            "bound": f.bound,
+            "flag": flag(f.bound),
+            "least": f.least,
+            "cost": f.cost,
         })).collect::<Vec<_>>(),
     })
+}
+
+/// The option of `ozcheck filter` that sets a bound.
+fn flag(bound: Bound) -> &'static str {
+    match bound {
+        Bound::Text => "--max-text",
+        Bound::Attributes => "--max-attributes",
+        Bound::HeaderField => "--max-header",
+    }
 }
 
 /// Human-readable output: each diagnostic with the expression, then a verdict line.
@@ -265,5 +305,20 @@ pub fn full(source: &str, report: &Report) -> String {
     out.push_str(verdict);
     out.push_str(&cost);
     out.push('\n');
+    if let Some(remedy) = &report.would_pass {
+        for change in &remedy.changes {
+            let _ = writeln!(
+                out,
+                "would pass with {} {} (cost ..{} of {})",
+                flag(change.bound),
+                change.at_most,
+                change.cost,
+                report.limit
+            );
+        }
+        if remedy.changes.is_empty() {
+            let _ = writeln!(out, "{}", remedy.describe());
+        }
+    }
     out
 }

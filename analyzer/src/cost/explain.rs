@@ -4,6 +4,7 @@
 use std::fmt::Write as _;
 
 use super::estimate::Estimate;
+use super::remedy::Remedy;
 use crate::Diagnostic;
 use crate::syntax::NodeId;
 
@@ -43,8 +44,9 @@ fn dominant_path(estimate: &Estimate) -> Vec<NodeId> {
 }
 
 /// The `cost-over-limit` error for an estimate whose max exceeds `limit`, labelled on the
-/// dominating sub-expression; `None` when the estimate fits.
-pub fn diagnostic(estimate: &Estimate, limit: u64) -> Option<Diagnostic> {
+/// dominating sub-expression, with what would pass (see [`super::remedy`]) in its help when
+/// it is given; `None` when the estimate fits.
+pub fn diagnostic(estimate: &Estimate, limit: u64, remedy: Option<&Remedy>) -> Option<Diagnostic> {
     if estimate.cost.max <= limit {
         return None;
     }
@@ -67,6 +69,9 @@ pub fn diagnostic(estimate: &Estimate, limit: u64) -> Option<Diagnostic> {
                 let _ = write!(help, "; {a}");
             }
         }
+    }
+    if let Some(remedy) = remedy {
+        let _ = write!(help, "; {}", remedy.describe());
     }
     help.push_str(
         "; avoid iterating event data inside another iteration, or compare against constants",
@@ -139,7 +144,7 @@ fn snippet(source: &str, start: usize, end: usize) -> String {
 }
 
 /// A number with thousands separators (`16,777,216`), or "unbounded" for a saturated bound.
-fn group(n: u64) -> String {
+pub(super) fn group(n: u64) -> String {
     if n == u64::MAX {
         return "unbounded".to_owned();
     }

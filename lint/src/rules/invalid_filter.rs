@@ -19,7 +19,10 @@ pub const RULE: Rule = Rule {
 alone, with the bounds of the event source: syntax, unknown fields and functions (with \"did you \
 mean\"), types (a filter must give a `bool`, a `sender` a `string`; `dyn` is checked when it \
 runs), the 1024-byte limit, and the worst-case cost over the largest event the source may \
-give. The analyzer's own code (`unknown-field`, `cost-over-limit`, …) is shown in brackets.",
+give. The analyzer's own code (`unknown-field`, `cost-over-limit`, …) is shown in brackets. A \
+refusal by cost names the sub-expression that dominates, and its help gives the largest `text`, \
+`attributes` or `header_field` of the source under which the filter would pass (the line to \
+declare in ozcheck.toml), or says that no single bound would.",
     why: "The edge refuses such an expression when the wait starts or the routine is saved (E12); \
 a filter that reads a misspelt field is never true and the wait times out.",
     example: "# file: flows/watch.yaml\nname: watch\nsteps:\n  - id: ci\n    wait_for_event:\n      source: github-events\n      filter: event.atributes.conclusion != ''\n",
