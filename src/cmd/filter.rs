@@ -106,15 +106,14 @@ fn environment(args: &FilterArgs) -> Result<Env, String> {
     if let Some(extensions) = args.extensions {
         return Ok(env.with_extensions(extensions));
     }
-    let config = match &args.config {
-        Some(path) => ozcheck_lint::discover::read_config(path)?,
-        None => {
-            let start = match &args.file {
-                Some(file) if file.as_os_str() != "-" => file.clone(),
-                _ => PathBuf::from("."),
-            };
-            ozcheck_lint::discover::nearest_config(&start)?
-        }
+    let config = if let Some(path) = &args.config {
+        ozcheck_lint::discover::read_config(path)?
+    } else {
+        let start = match &args.file {
+            Some(file) if file.as_os_str() != "-" => file.clone(),
+            _ => PathBuf::from("."),
+        };
+        ozcheck_lint::discover::nearest_config(&start)?
     };
     Ok(config.extensions.apply(env))
 }
