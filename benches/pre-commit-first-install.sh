@@ -5,13 +5,15 @@
 # sample plugin (one error, one warning) and one with the error fixed, to show what the hook
 # prints. Results: BENCHMARKS.md, "pre-commit".
 #
-#   benches/pre-commit-first-install.sh REPO REV
+#   benches/pre-commit-first-install.sh REPO REV [KEEP]
 #
-# REPO is a path or URL of an ozcheck repository, REV a commit in it. Needs pre-commit
+# REPO is a path or URL of an ozcheck repository, REV a commit in it; KEEP, if given, is where
+# the hook's installed binary is copied (to time it against another build). Needs pre-commit
 # (`pip install pre-commit`), git, cargo and GNU time (`/usr/bin/time`).
 set -euo pipefail
 repo=$1
 rev=$2
+keep=${3:-}
 sample="$(cd "$(dirname "$0")/.." && pwd)/corpus/plugins/sample"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -35,6 +37,9 @@ nice -n 10 /usr/bin/time -v pre-commit install-hooks >"$work/install.out" 2>"$wo
 }
 echo "load after:  $(uptime)"
 grep -E 'Elapsed|User time|System time|Percent of CPU|Maximum resident' "$work/install.time"
+if [ -n "$keep" ]; then
+  cp "$(find "$PRE_COMMIT_HOME" -path '*/bin/ozcheck' -type f | head -n 1)" "$keep"
+fi
 
 mkdir plugin
 cp -r "$sample"/. plugin/
