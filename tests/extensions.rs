@@ -75,7 +75,8 @@ fn refusal_words() -> String {
     let env = ozcheck_analyzer::check::Env::filter().with_extensions(
         ozcheck_analyzer::Extensions::KUBERNETES.without(ozcheck_analyzer::Extension::Strings),
     );
-    let report = ozcheck_analyzer::check_expression(FILTER, &env, &Default::default());
+    let report =
+        ozcheck_analyzer::check_expression(FILTER, &env, &ozcheck_analyzer::Options::default());
     report.diagnostics[0].message.clone()
 }
 
