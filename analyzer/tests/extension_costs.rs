@@ -84,6 +84,25 @@ fn replace_with_the_text_is_refused_and_its_event_confirms_it() {
 }
 
 #[test]
+fn the_witness_of_the_refused_replace_replays_past_the_limit() {
+    let source = "event.text.replace('a', event.text).size() > 0";
+    let (report, witness) =
+        ozcheck_analyzer::check_with_witness(source, &Env::filter(), &Options::default());
+    assert_eq!(report.verdict, Verdict::Refused);
+    let witness = witness.expect("a refused filter has a witness");
+    let limit = ozcheck_analyzer::cost::DEFAULT_COST_LIMIT;
+    assert!(witness.cost > limit, "witness cost {}", witness.cost);
+    // The event it wrote, read back as `ozcheck eval --event` reads it, is stopped by the meter.
+    let event = Event::from_json(&witness.event, &EventBounds::DEFAULT).expect("within bounds");
+    let checked = compile(source, &Env::filter(), &Options::default()).expect("compiles");
+    let program = Program::from_checked(&checked).expect("program");
+    match program.eval_event(&event, &Limits::default()) {
+        Err(EvalError::Stopped(Stop::CostLimit { cost })) => assert!(cost > limit, "{cost}"),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
 fn realistic_extension_filters_are_sound_and_tight() {
     let words = "x".repeat(16 * 1024);
     let labels: Vec<String> = (0..1000).map(|i| format!("l{i}")).collect();

@@ -24,6 +24,9 @@ enum Text {
     Prefix(usize),
     /// Filler, then a literal.
     Suffix(usize),
+    /// A literal repeated to fill the slot: every position a match (what `replace`, `split`
+    /// and the searches of a literal do the most work on).
+    Repeat(usize),
     /// The key objects hold their computed-key member under.
     MemberKey,
 }
@@ -95,7 +98,7 @@ pub(crate) const SPREAD_ONE: u8 = 5;
 
 /// How many options each knob family has.
 pub(crate) fn text_options(t: &Template) -> usize {
-    3 + 3 * t.strings.len()
+    3 + 4 * t.strings.len()
 }
 
 pub(crate) fn scalar_options(t: &Template) -> usize {
@@ -187,7 +190,8 @@ impl<'t> Renderer<'t> {
             2 => Text::Empty,
             _ if i < 3 + n => Text::Exact(i - 3),
             _ if i < 3 + 2 * n => Text::Prefix(i - 3 - n),
-            _ => Text::Suffix((i - 3 - 2 * n).min(n.saturating_sub(1))),
+            _ if i < 3 + 3 * n => Text::Suffix(i - 3 - 2 * n),
+            _ => Text::Repeat((i - 3 - 3 * n).min(n.saturating_sub(1))),
         }
     }
 
@@ -279,6 +283,7 @@ impl<'t> Renderer<'t> {
             Text::Exact(i) => strings[i].clone(),
             Text::Prefix(i) => format!("{}{}", strings[i], fill(extra)),
             Text::Suffix(i) => format!("{}{}", fill(extra), strings[i]),
+            Text::Repeat(i) => repeated(&strings[i], extra),
             Text::MemberKey => self.template.member_key.clone(),
         };
         let _ = write!(out, "{}", serde_json::Value::String(text));
@@ -547,6 +552,20 @@ fn short_key(mut n: u64) -> String {
         n /= base;
     }
     String::from_utf8(key).unwrap_or_default()
+}
+
+/// `literal` repeated into its own JSON length plus `extra` bytes (at least once), so the
+/// rendered string takes no more room than `Prefix` would.
+fn repeated(literal: &str, extra: u64) -> String {
+    let escaped = serde_json::Value::String(literal.to_owned())
+        .to_string()
+        .len()
+        - 2;
+    if escaped == 0 {
+        return String::new();
+    }
+    let times = (escaped as u64 + extra) / escaped as u64;
+    literal.repeat(usize::try_from(times).unwrap_or(1).max(1))
 }
 
 /// Elements `0` filling a list that nothing iterates (only its length matters).
