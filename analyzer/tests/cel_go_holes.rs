@@ -142,7 +142,7 @@ fn join_is_charged_its_result_before_allocating_it() {
     match run(doubled, &event, None) {
         Err(Stop::Memory { bytes, .. }) => {
             assert!(
-                bytes > table::MEMORY_LIMIT && bytes <= built + 2_000 * 64,
+                bytes > table::MEMORY_LIMIT && bytes <= table::built_text(built) + 2_000 * 64,
                 "{bytes}"
             );
         }

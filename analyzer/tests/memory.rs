@@ -83,3 +83,67 @@ fn transform_map_entries_count_toward_the_cap() {
         Err(EvalError::Stopped(Stop::Memory { .. }))
     ));
 }
+
+/// Evaluates `source` over an event whose text is `text`, cost limit off, clock still.
+fn run_on_text(source: &str, text: &str) -> Result<bool, EvalError> {
+    let options = Options::default();
+    let checked = compile(source, &Env::filter(), &options).expect("compiles");
+    let program = Program::from_checked(&checked).expect("prepares");
+    let json = serde_json::json!({
+        "id": "1", "source": "s", "type": "t", "action": "a", "subject": "x",
+        "text": text, "attributes": {}
+    })
+    .to_string();
+    let event = Event::from_json(&json, &EventBounds::DEFAULT).expect("in bounds");
+    let limits = Limits {
+        cost: None,
+        deadline: Duration::from_secs(3600),
+        clock: Arc::new(ManualClock::new()),
+        model: options.model,
+    };
+    program
+        .eval_event(&event, &limits)
+        .map(|e| matches!(e.value, ozcheck_analyzer::eval::Value::Bool(true)))
+}
+
+/// The 16 KiB text doubled `n` times in a `map` chain, then measured.
+fn doubling(n: usize) -> String {
+    format!("[event.text]{}.size() == 1", ".map(x, x + x)".repeat(n))
+}
+
+/// A concatenation builds its text in a buffer and copies it into the value's shared
+/// allocation, so both are live at once. Counted once, ten doublings of the 16 KiB text (16 MiB
+/// at the last, 32 MiB less 32 KiB in all) passed the cap while the last concatenation held the
+/// 8 MiB operand, the 16 MiB buffer and its 16 MiB copy: 40 MiB, past the cap and the regex
+/// engines' allowance (the `hostile` fuzz target's first finding). Counted twice, nine pass and
+/// ten stop.
+#[test]
+fn a_built_text_counts_its_buffer_and_its_copy() {
+    let text = "a".repeat(16 * 1024);
+    assert_eq!(run_on_text(&doubling(9), &text).ok(), Some(true));
+    match run_on_text(&doubling(10), &text) {
+        Err(EvalError::Stopped(Stop::Memory { bytes, .. })) => assert!(bytes > MEMORY_LIMIT),
+        other => panic!("expected the memory cap, got {other:?}"),
+    }
+}
+
+/// A `filter` list grows by doubling, and every buffer it is given counts before it is given.
+/// Keeping 2,049 of 3,000 elements, it grows through buffers of 4, 8, …, 4,096 elements (8,188
+/// in all, 196 KB); kept 200 times by a `map`, the lists hold 19.7 MB of buffers. Counted by the
+/// elements kept (9.8 MB), they stayed far under the cap; counted by their buffers (39.3 MB),
+/// they reach it.
+#[test]
+fn a_filter_counts_the_buffers_it_grows_through() {
+    let zeros = |n: usize| format!("[{}]", vec!["0"; n].join(","));
+    let kept: Vec<&str> = (0..3000)
+        .map(|i| if i <= 2048 { "1" } else { "0" })
+        .collect();
+    let attributes = format!(r#"{{"a":[{}],"b":{}}}"#, kept.join(","), zeros(200));
+    let source = "event.attributes.b.map(i, event.attributes.a.filter(j, j == 1)).size() > 0";
+    const { assert!(200 * (2049 * BUILT_PER_ELEMENT + BUILT_PER_CONTAINER) < MEMORY_LIMIT) };
+    const { assert!(200 * 8188 * BUILT_PER_ELEMENT > MEMORY_LIMIT) };
+    match run(source, &attributes) {
+        Err(EvalError::Stopped(Stop::Memory { bytes, .. })) => assert!(bytes > MEMORY_LIMIT),
+        other => panic!("expected the memory cap, got {other:?}"),
+    }
+}

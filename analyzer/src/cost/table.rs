@@ -178,14 +178,23 @@ pub const fn alloc_map(len: u64) -> u64 {
 /// `analyzer/tests/estimate_classes.rs`).
 pub const SCALAR_STRING_MAX: u64 = 32;
 
-/// The most bytes one evaluation may build, whatever its cost limit: string and bytes contents,
-/// [`BUILT_PER_CONTAINER`] per list or map built, [`BUILT_PER_ELEMENT`] per list element and
+/// The most bytes one evaluation may build, whatever its cost limit: string and bytes contents
+/// ([`built_text`]: twice their length), [`BUILT_PER_CONTAINER`] per list or map built, [`BUILT_PER_ELEMENT`] per list element and
 /// [`BUILT_PER_ENTRY`] per map entry. Past it the evaluation stops with `memory`. With
 /// allocations charged, a unit of cost buys at most `BUILT_PER_ENTRY / ALLOC_PER_ENTRY` = 28
 /// bytes (a container costs at least `LIST_CREATE` = 10 units for its 64 bytes), so under the
 /// default cost limit no evaluation reaches the cap; it binds when the cost limit is off or
 /// raised past 1.19 million units.
 pub const MEMORY_LIMIT: u64 = 32 * 1024 * 1024;
+/// Bytes counted against [`MEMORY_LIMIT`] for a string or bytes value of `len` bytes: twice its
+/// length. A value is assembled in a buffer and then copied into the shared allocation it lives
+/// in, so for a moment both exist; counted once, a doubling chain stopped at the cap
+/// (`[event.text].map(x, x + x)` eleven times) held 40 MiB at the last concatenation (the 8 MiB
+/// operand, the 16 MiB buffer and its 16 MiB copy), found by the `hostile` fuzz target.
+pub const fn built_text(len: u64) -> u64 {
+    len.saturating_mul(2)
+}
+
 /// Bytes counted per list or map an evaluation builds (a literal or the result of `map` and
 /// `filter`), whatever its length: the shared header and the container (48 bytes) and the
 /// allocator's overhead on its two allocations. Without it, `[[[[[[j]]]]]]` in a nested `map`

@@ -88,14 +88,14 @@ impl Interp<'_> {
                 .iter()
                 .position(|&b| b == b'%')
                 .unwrap_or(bytes.len() - i);
-            self.charge(self.alloc(table::alloc_bytes(run as u64)))?;
+            self.pay_formatted(run as u64)?;
             out.push_str(&pattern[i..i + run]);
             i += run;
             if i >= bytes.len() {
                 break;
             }
             if bytes.get(i + 1) == Some(&b'%') {
-                self.pay_bytes(0, 1)?;
+                self.pay_formatted(1)?;
                 out.push('%');
                 i += 2;
                 continue;
@@ -155,9 +155,18 @@ impl Interp<'_> {
         }
     }
 
+    /// Pays for `len` bytes appended to the text `format` builds: their allocation, and three
+    /// times their length against the memory cap. The text grows by doubling, so at its last
+    /// growth the old and the new buffer hold up to three times what is written, and at the end
+    /// the buffer and the shared copy made of it as much (`table::built_text` counts two).
+    fn pay_formatted(&mut self, len: u64) -> Result<(), Fault> {
+        self.pay_bytes(0, len)?;
+        self.build(len)
+    }
+
     /// Charges and appends a piece that is already written.
     fn append(&mut self, out: &mut String, piece: &str) -> Result<(), Fault> {
-        self.pay_bytes(0, piece.len() as u64)?;
+        self.pay_formatted(piece.len() as u64)?;
         out.push_str(piece);
         Ok(())
     }
@@ -168,7 +177,7 @@ impl Interp<'_> {
             Value::String(s) => self.append(out, s),
             Value::Bytes(b) => {
                 // Charged at the largest: every byte may become a three-byte U+FFFD.
-                self.pay_bytes(0, 3 * b.len() as u64)?;
+                self.pay_formatted(3 * b.len() as u64)?;
                 push_lossy(b, out);
                 Ok(())
             }
@@ -258,7 +267,7 @@ impl Interp<'_> {
 
     /// `%x` on a string or bytes: two hex digits per byte.
     fn hex_bytes(&mut self, bytes: &[u8], upper: bool, out: &mut String) -> Result<(), Fault> {
-        self.pay_bytes(0, 2 * bytes.len() as u64)?;
+        self.pay_formatted(2 * bytes.len() as u64)?;
         for b in bytes {
             let _ = if upper {
                 write!(out, "{b:02X}")

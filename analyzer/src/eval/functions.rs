@@ -303,7 +303,7 @@ impl Interp<'_> {
         // These results are at most a few dozen bytes, so charging right after formatting cannot
         // overshoot the limit by more than that.
         self.charge(table::CALL.saturating_add(self.alloc(table::alloc_bytes(text.len() as u64))))?;
-        self.build(text.len() as u64)?;
+        self.build_text(text.len() as u64)?;
         Ok(Value::String(text))
     }
 
@@ -337,7 +337,7 @@ impl Interp<'_> {
                 .max(table::CALL)
                 .saturating_add(self.alloc(table::alloc_bytes(n))),
         )?;
-        self.build(n)
+        self.build_text(n)
     }
 
     /// `s.contains(t)`, reading the deadline between windows of a long haystack.

@@ -76,11 +76,17 @@ impl<'p> Interp<'p> {
         self.meter.build(bytes).map_err(Fault::Stop)
     }
 
+    /// Counts a string or bytes value of `len` bytes about to be built against the memory cap:
+    /// [`table::built_text`], its buffer and the shared copy made of it.
+    pub(crate) fn build_text(&mut self, len: u64) -> Result<(), Fault> {
+        self.build(table::built_text(len))
+    }
+
     /// Pays for a string or bytes value of `len` bytes about to be built: `cpu` units and its
     /// allocation, and its bytes against the memory cap.
     pub(crate) fn pay_bytes(&mut self, cpu: u64, len: u64) -> Result<(), Fault> {
         self.charge(cpu.saturating_add(self.alloc(table::alloc_bytes(len))))?;
-        self.build(len)
+        self.build_text(len)
     }
 
     /// Pays for a new list of `len` elements about to be built (the elements themselves exist):
@@ -387,7 +393,7 @@ impl<'p> Interp<'p> {
     fn charge_concat(&mut self, n: u64, m: u64) -> Result<(), Fault> {
         let len = n.saturating_add(m);
         self.charge(table::concat(n, m).saturating_add(self.alloc(table::alloc_bytes(len))))?;
-        self.build(len)
+        self.build_text(len)
     }
 }
 

@@ -171,18 +171,31 @@ impl<'p> Interp<'p> {
     fn collect_list(&mut self, c: &'p Comprehension, items: &Range<'_>) -> Eval {
         self.charge(table::MAP_FILTER_FIXED)?;
         self.build(table::BUILT_PER_CONTAINER)?;
+        // The memory cap counts every buffer the list is given, before it is given: a list grown
+        // by doubling holds its old and its new buffer at each growth, up to three times its
+        // elements. A `map` is allocated once at its length; a `filter` grows as it keeps
+        // elements. The cost charges the elements kept, as the estimate prices them.
         let mut out = Vec::new();
+        if c.predicate.is_none() {
+            self.build((items.len() as u64).saturating_mul(table::BUILT_PER_ELEMENT))?;
+            out.reserve_exact(items.len());
+        }
         let mut deep = 0u64;
         for i in 0..items.len() {
             self.loop_tick(i)?;
             if !self.keeps(c, items, i)? {
                 continue;
             }
+            if out.len() == out.capacity() {
+                let grown = (out.capacity() * 2).max(4);
+                self.build((grown as u64).saturating_mul(table::BUILT_PER_ELEMENT))?;
+                out.reserve_exact(grown - out.len());
+            }
             let element = if let Some(transform) = c.transform {
-                self.pay_append(table::MAP_APPEND, 1)?;
+                self.charge(table::MAP_APPEND.saturating_add(self.alloc(table::alloc_list(1))))?;
                 self.bound(c, items, i, transform)?
             } else {
-                self.pay_append(table::FILTER_APPEND, 1)?;
+                self.charge(table::FILTER_APPEND.saturating_add(self.alloc(table::alloc_list(1))))?;
                 items.item(i)
             };
             deep = deep.saturating_add(element.deep_size()).saturating_add(1);

@@ -62,9 +62,12 @@ impl Interp<'_> {
             ("upperAscii", []) => self
                 .rebuilt(n, n)
                 .map(|()| Value::string(&s.to_ascii_uppercase())),
-            ("reverse", []) => self
-                .rebuilt(n, n)
-                .map(|()| Value::String(s.chars().rev().collect::<String>().into())),
+            ("reverse", []) => self.rebuilt(n, n).map(|()| {
+                // Sized once: the memory cap counts a buffer and its copy, not its growth.
+                let mut reversed = String::with_capacity(s.len());
+                reversed.extend(s.chars().rev());
+                Value::String(reversed.into())
+            }),
             ("trim", []) => {
                 let trimmed = s.trim();
                 self.rebuilt(n, trimmed.len() as u64)
@@ -182,15 +185,24 @@ impl Interp<'_> {
             Ok(n) => n,
             Err(_) => usize::MAX,
         };
-        let parts: Vec<&str> = if sep.is_empty() {
-            split_code_points(s, limit)
+        // Counted before anything is built (a built string of megabytes split between its code
+        // points has millions of parts), then built at that exact size.
+        let count = if sep.is_empty() {
+            s.chars().count().min(limit)
         } else {
-            s.splitn(limit, sep).collect()
+            s.matches(sep).count().saturating_add(1).min(limit)
         };
-        let bytes: u64 = parts.iter().map(|p| p.len() as u64).sum();
-        self.pay_list(0, parts.len() as u64)?;
-        self.pay_bytes(0, bytes)?;
-        Ok(Value::list(parts.into_iter().map(Value::string).collect()))
+        // The parts cover the text but the separators.
+        let bytes = s.len() - sep.len() * count.saturating_sub(1);
+        self.pay_list(0, count as u64)?;
+        self.pay_bytes(0, bytes as u64)?;
+        let mut parts = Vec::with_capacity(count);
+        if sep.is_empty() {
+            parts.extend(split_code_points(s, limit).map(Value::string));
+        } else {
+            parts.extend(s.splitn(limit, sep).map(Value::string));
+        }
+        Ok(Value::list(parts))
     }
 
     fn substring(&mut self, s: &str, start: i64, end: Option<i64>) -> Eval {
@@ -239,17 +251,19 @@ impl Interp<'_> {
 }
 
 /// Go's `strings.SplitN(s, "", n)`: one part per code point, the last holding the rest.
-fn split_code_points(s: &str, limit: usize) -> Vec<&str> {
-    let mut parts = Vec::new();
+fn split_code_points(s: &str, limit: usize) -> impl Iterator<Item = &str> {
     let mut rest = s;
-    while let Some(c) = rest.chars().next() {
-        if parts.len() + 1 == limit {
-            parts.push(rest);
-            return parts;
-        }
-        let (head, tail) = rest.split_at(c.len_utf8());
-        parts.push(head);
+    let mut parts = 0;
+    std::iter::from_fn(move || {
+        let c = rest.chars().next()?;
+        parts += 1;
+        let end = if parts == limit {
+            rest.len()
+        } else {
+            c.len_utf8()
+        };
+        let (head, tail) = rest.split_at(end);
         rest = tail;
-    }
-    parts
+        Some(head)
+    })
 }
