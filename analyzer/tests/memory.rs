@@ -16,16 +16,32 @@ const PER_ITERATION: u64 = 6 * (BUILT_PER_ELEMENT + BUILT_PER_CONTAINER) + BUILT
 /// Empty maps built by the empty-maps filter below.
 const MAPS: u64 = 3900 * 110;
 
-/// Evaluates `source` with the cost limit off and a clock that never moves, so only the memory
-/// cap can stop it.
+/// Evaluates `source` over an event with `attributes` (JSON) and an empty text.
 fn run(source: &str, attributes: &str) -> Result<bool, EvalError> {
+    run_on(
+        source,
+        &format!(
+            r#"{{"id":"1","source":"s","type":"t","action":"a","subject":"x","text":"","attributes":{attributes}}}"#
+        ),
+    )
+}
+
+/// Evaluates `source` over an event whose text is `text` and whose attributes are empty.
+fn run_on_text(source: &str, text: &str) -> Result<bool, EvalError> {
+    let json = serde_json::json!({
+        "id": "1", "source": "s", "type": "t", "action": "a", "subject": "x",
+        "text": text, "attributes": {}
+    });
+    run_on(source, &json.to_string())
+}
+
+/// Evaluates `source` over the event `json` with the cost limit off and a clock that never
+/// moves, so only the memory cap can stop it.
+fn run_on(source: &str, json: &str) -> Result<bool, EvalError> {
     let options = Options::default();
     let checked = compile(source, &Env::filter(), &options).expect("compiles");
     let program = Program::from_checked(&checked).expect("prepares");
-    let json = format!(
-        r#"{{"id":"1","source":"s","type":"t","action":"a","subject":"x","text":"","attributes":{attributes}}}"#
-    );
-    let event = Event::from_json(&json, &EventBounds::DEFAULT).expect("in bounds");
+    let event = Event::from_json(json, &EventBounds::DEFAULT).expect("in bounds");
     let limits = Limits {
         cost: None,
         deadline: Duration::from_secs(3600),
@@ -82,28 +98,6 @@ fn transform_map_entries_count_toward_the_cap() {
         run(source, &attributes),
         Err(EvalError::Stopped(Stop::Memory { .. }))
     ));
-}
-
-/// Evaluates `source` over an event whose text is `text`, cost limit off, clock still.
-fn run_on_text(source: &str, text: &str) -> Result<bool, EvalError> {
-    let options = Options::default();
-    let checked = compile(source, &Env::filter(), &options).expect("compiles");
-    let program = Program::from_checked(&checked).expect("prepares");
-    let json = serde_json::json!({
-        "id": "1", "source": "s", "type": "t", "action": "a", "subject": "x",
-        "text": text, "attributes": {}
-    })
-    .to_string();
-    let event = Event::from_json(&json, &EventBounds::DEFAULT).expect("in bounds");
-    let limits = Limits {
-        cost: None,
-        deadline: Duration::from_secs(3600),
-        clock: Arc::new(ManualClock::new()),
-        model: options.model,
-    };
-    program
-        .eval_event(&event, &limits)
-        .map(|e| matches!(e.value, ozcheck_analyzer::eval::Value::Bool(true)))
 }
 
 /// The 16 KiB text doubled `n` times in a `map` chain, then measured.

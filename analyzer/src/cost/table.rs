@@ -179,8 +179,9 @@ pub const fn alloc_map(len: u64) -> u64 {
 pub const SCALAR_STRING_MAX: u64 = 32;
 
 /// The most bytes one evaluation may build, whatever its cost limit: string and bytes contents
-/// ([`built_text`]: twice their length), [`BUILT_PER_CONTAINER`] per list or map built, [`BUILT_PER_ELEMENT`] per list element and
-/// [`BUILT_PER_ENTRY`] per map entry. Past it the evaluation stops with `memory`. With
+/// ([`built_text`]: twice their length, three times in `format`), [`BUILT_PER_CONTAINER`] per
+/// list or map built, [`BUILT_PER_ELEMENT`] per list element (per slot of every buffer a
+/// `filter` list grows through) and [`BUILT_PER_ENTRY`] per map entry. Past it the evaluation stops with `memory`. With
 /// allocations charged, a unit of cost buys at most `BUILT_PER_ENTRY / ALLOC_PER_ENTRY` = 28
 /// bytes (a container costs at least `LIST_CREATE` = 10 units for its 64 bytes), so under the
 /// default cost limit no evaluation reaches the cap; it binds when the cost limit is off or
