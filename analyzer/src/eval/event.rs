@@ -99,7 +99,12 @@ impl Event {
                     .saturating_mul(HEADER_FIELDS.len() as u64),
             );
         let raw_bound = field_budget.saturating_mul(6).saturating_add(4096);
-        let size = event_json::significant_len(text);
+        // Whitespace never counts, so a text within the bound as it is needs no counting.
+        let size = if text.len() as u64 <= raw_bound {
+            text.len() as u64
+        } else {
+            event_json::significant_len(text)
+        };
         if size > raw_bound {
             return Err(EventError::TextTooLarge {
                 size,
@@ -109,12 +114,12 @@ impl Event {
         let members = event_json::read_event_object(text)?;
         let attributes_len = members
             .iter()
-            .find(|m| m.key == "attributes")
+            .find(|m| &*m.key == "attributes")
             .map_or(0, |m| m.compact);
         let fields = MapValue::from_distinct(
             members
                 .into_iter()
-                .map(|Member { key, value, .. }| (Key::String(Arc::from(key)), value))
+                .map(|Member { key, value, .. }| (Key::String(key), value))
                 .collect(),
         );
         Event::from_fields(&fields, bounds, |_| attributes_len)
@@ -382,6 +387,66 @@ mod tests {
         // A quote is written `\"`: `{"a":"\""}` is 10 bytes.
         let over = r#"{"id":"1","source":"s","type":"t","attributes":{"a":"\""}}"#;
         assert!(Event::from_json(over, &bounds).is_err());
+    }
+
+    #[test]
+    fn escaped_strings_measure_as_a_compact_encoder_writes_them() {
+        // Runs without escapes, escapes of every kind between and around them, surrogate pairs.
+        for raw in [
+            r"plain",
+            r"\u0001",
+            r#"a\nb\tc\\d\/e\"f"#,
+            r"\b\f\r\u001fx\u007f",
+            r"caf\u00e9 \ud83d\ude00 end",
+            r"\u00e9\u00e9",
+            "d\u{e9}j\u{e0} \\\\ vu",
+        ] {
+            let text =
+                format!(r#"{{"id":"1","source":"s","type":"t","attributes":{{"a":"{raw}"}}}}"#);
+            let decoded: serde_json::Value = serde_json::from_str(&text).unwrap();
+            let compact = serde_json::to_string(&decoded["attributes"]).unwrap().len() as u64;
+            let at = |attributes| EventBounds {
+                attributes,
+                ..EventBounds::DEFAULT
+            };
+            assert!(Event::from_json(&text, &at(compact - 1)).is_err(), "{raw}");
+            let e = Event::from_json(&text, &at(compact)).unwrap();
+            let Value::Map(attributes) = e.attributes() else {
+                panic!("a map")
+            };
+            let Some(Value::String(read)) = attributes.get_str("a") else {
+                panic!("a string")
+            };
+            assert_eq!(
+                &**read,
+                decoded["attributes"]["a"].as_str().unwrap(),
+                "{raw}"
+            );
+        }
+    }
+
+    #[test]
+    fn repeated_keys_are_found_in_large_objects_too() {
+        // Past sixteen keys the reader hashes them: the repeat may come at any position.
+        for (n, repeat) in [(17, 16), (40, 0), (40, 39), (300, 150)] {
+            let mut members: Vec<String> = (0..n).map(|i| format!(r#""k{i}":{i}"#)).collect();
+            members.push(format!(r#""k{repeat}":0"#));
+            let object = |members: &[String]| {
+                format!(
+                    r#"{{"id":"1","source":"s","type":"t","attributes":{{{}}}}}"#,
+                    members.join(",")
+                )
+            };
+            assert_eq!(
+                event(&object(&members)).unwrap_err(),
+                EventError::DuplicateKey {
+                    key: format!("k{repeat}")
+                },
+                "{n} keys"
+            );
+            members.pop();
+            assert!(event(&object(&members)).is_ok(), "{n} keys");
+        }
     }
 
     #[test]

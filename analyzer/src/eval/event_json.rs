@@ -29,7 +29,7 @@ pub const MAX_NESTING: usize = 64;
 
 /// One member of the event object: its key, its value, and the value's compact JSON length.
 pub(crate) struct Member {
-    pub key: String,
+    pub key: Arc<str>,
     pub value: Value,
     pub compact: u64,
 }
@@ -69,6 +69,37 @@ pub fn check_json(text: &str) -> Result<(), EventError> {
     };
     reader.value(1)?;
     reader.end()
+}
+
+/// The keys of one object so far, to refuse a repeated one: compared one by one while there are
+/// few (most objects), hashed past that.
+#[derive(Default)]
+struct Keys {
+    few: Vec<Arc<str>>,
+    many: HashSet<Arc<str>>,
+}
+
+impl Keys {
+    const FEW: usize = 16;
+
+    fn insert(&mut self, key: &Arc<str>) -> Result<(), EventError> {
+        let repeated = if self.few.len() < Self::FEW {
+            let repeated = self.few.iter().any(|k| **k == **key);
+            self.few.push(key.clone());
+            repeated
+        } else {
+            if self.many.is_empty() {
+                self.many.extend(self.few.iter().cloned());
+            }
+            !self.many.insert(key.clone())
+        };
+        if repeated {
+            return Err(EventError::DuplicateKey {
+                key: super::value::brief(key),
+            });
+        }
+        Ok(())
+    }
 }
 
 struct Reader<'a> {
@@ -122,7 +153,7 @@ impl Reader<'_> {
             Some(b'[') => self.array(depth),
             Some(b'"') => {
                 let (s, len) = self.string()?;
-                Ok((Value::string(&s), len))
+                Ok((Value::String(s), len))
             }
             Some(b'-' | b'0'..=b'9') => self.number(),
             Some(b't') => self.word("true", Value::Bool(true)),
@@ -181,7 +212,7 @@ impl Reader<'_> {
     fn object(&mut self, depth: usize) -> Result<(Value, u64), EventError> {
         let mut entries = Vec::new();
         let len = self.object_members(depth, |key, value, _| {
-            entries.push((Key::String(Arc::from(key)), value));
+            entries.push((Key::String(key), value));
         })?;
         Ok((Value::Map(Arc::new(MapValue::from_distinct(entries))), len))
     }
@@ -191,12 +222,12 @@ impl Reader<'_> {
     fn object_members(
         &mut self,
         depth: usize,
-        mut member: impl FnMut(String, Value, u64),
+        mut member: impl FnMut(Arc<str>, Value, u64),
     ) -> Result<u64, EventError> {
         Self::too_deep(depth)?;
         self.at += 1;
         let mut len: u64 = 2;
-        let mut keys: HashSet<String> = HashSet::new();
+        let mut keys = Keys::default();
         self.skip_whitespace();
         if self.peek() == Some(b'}') {
             self.at += 1;
@@ -208,11 +239,7 @@ impl Reader<'_> {
                 return Err(self.error("expected a key (a string)"));
             }
             let (key, key_len) = self.string()?;
-            if !keys.insert(key.clone()) {
-                return Err(EventError::DuplicateKey {
-                    key: super::value::brief(&key),
-                });
-            }
+            keys.insert(&key)?;
             self.expect(b':', "expected `:`")?;
             let (value, value_len) = self.value(depth + 1)?;
             len = len.saturating_add(key_len + 1).saturating_add(value_len);
@@ -232,35 +259,55 @@ impl Reader<'_> {
         }
     }
 
-    /// A string (at its opening quote): its contents and its canonical compact length.
-    fn string(&mut self) -> Result<(String, u64), EventError> {
+    /// A string (at its opening quote): its contents and its canonical compact length. A string
+    /// without escapes (nearly every one) is copied once, straight from the text.
+    fn string(&mut self) -> Result<(Arc<str>, u64), EventError> {
         self.at += 1;
-        let mut out = String::new();
+        let start = self.at;
+        self.plain_run();
+        if self.peek() == Some(b'"') {
+            let run = &self.text[start..self.at];
+            self.at += 1;
+            // The run holds no byte that needs an escape, so its canonical length is its own.
+            let text = std::str::from_utf8(run).unwrap_or_default();
+            return Ok((Arc::from(text), run.len() as u64 + 2));
+        }
+        let mut out =
+            String::from(std::str::from_utf8(&self.text[start..self.at]).unwrap_or_default());
+        let mut len = out.len() as u64 + 2;
         loop {
-            let start = self.at;
-            while let Some(b) = self.peek() {
-                if b == b'"' || b == b'\\' || b < 0x20 {
-                    break;
-                }
-                self.at += 1;
-            }
-            // The text is UTF-8 and the run stops at an ASCII byte, so it is a whole slice of
-            // characters.
-            out.push_str(std::str::from_utf8(&self.text[start..self.at]).unwrap_or_default());
             match self.peek() {
                 Some(b'"') => {
                     self.at += 1;
-                    let len = canonical_string_len(&out);
-                    return Ok((out, len));
+                    return Ok((Arc::from(out), len));
                 }
                 Some(b'\\') => {
                     self.at += 1;
-                    out.push(self.escape()?);
+                    let c = self.escape()?;
+                    len += canonical_char_len(c);
+                    out.push(c);
                 }
                 Some(_) => return Err(self.error("control character in a string")),
                 None => return Err(self.error("EOF while parsing a string")),
             }
+            let run_start = self.at;
+            self.plain_run();
+            let run = &self.text[run_start..self.at];
+            // The text is UTF-8 and the run stops at an ASCII byte, so it is a whole slice of
+            // characters.
+            out.push_str(std::str::from_utf8(run).unwrap_or_default());
+            len += run.len() as u64;
         }
+    }
+
+    /// Moves past the bytes a string holds as they are: up to a quote, a backslash, a control
+    /// character or the end.
+    fn plain_run(&mut self) {
+        let rest = &self.text[self.at..];
+        self.at += rest
+            .iter()
+            .position(|&b| b == b'"' || b == b'\\' || b < 0x20)
+            .unwrap_or(rest.len());
     }
 
     fn escape(&mut self) -> Result<char, EventError> {
@@ -383,6 +430,15 @@ pub(crate) fn canonical_string_len(s: &str) -> u64 {
         })
         .sum();
     (s.len() as u64).saturating_add(escapes).saturating_add(2)
+}
+
+/// The bytes one character takes in canonical compact escaping.
+fn canonical_char_len(c: char) -> u64 {
+    match c {
+        '"' | '\\' | '\u{8}' | '\t' | '\n' | '\u{c}' | '\r' => 2,
+        '\0'..='\u{1f}' => 6,
+        other => other.len_utf8() as u64,
+    }
 }
 
 /// The length of a double's canonical form: the shortest text of its value, from its shortest

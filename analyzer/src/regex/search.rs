@@ -1,6 +1,7 @@
 //! The search: a required-literal check, then the lazy DFA over the input in chunks of bounded
 //! work, with the caller's `tick` between chunks (the evaluator reads its deadline there).
 
+use regex_automata::hybrid::LazyStateID;
 use regex_automata::hybrid::dfa::Cache;
 use regex_automata::util::prefilter::Prefilter;
 use regex_automata::{Anchored, Input, MatchKind, Span};
@@ -66,6 +67,11 @@ impl Required {
     }
 }
 
+/// Bytes an anchored search steps before it looks for the required literals: most anchored
+/// patterns are decided by their first bytes (`^fix` on a text that starts otherwise), and then
+/// scanning the whole input for the literals first would be the larger part of the work.
+const ANCHORED_PROBE: usize = 64;
+
 /// Whether `re` matches anywhere in `haystack`.
 pub(super) fn is_match<E>(
     re: &CelRegex,
@@ -73,58 +79,74 @@ pub(super) fn is_match<E>(
     haystack: &[u8],
     mut tick: impl FnMut() -> Result<(), E>,
 ) -> Result<bool, E> {
-    if let Some(required) = &re.required {
-        if !required.occurs(haystack, &mut tick)? {
-            return Ok(false);
-        }
-    }
     let anchored = if re.anchored {
         Anchored::Yes
     } else {
         Anchored::No
     };
-    let chunk = (CHUNK_WORK / re.size.max(1) as usize).max(64);
     let input = Input::new(haystack).anchored(anchored).earliest(true);
-    if haystack.len() <= chunk {
+    let dfa = &re.dfa;
+    let Ok(mut sid) = dfa.start_state_forward(cache, &input) else {
+        return Ok(false);
+    };
+    let mut at = 0;
+    if re.anchored {
+        at = haystack.len().min(ANCHORED_PROBE);
+        match walk(re, cache, sid, &haystack[..at]) {
+            Walk::Decided(matched) => return Ok(matched),
+            Walk::Alive(next) => sid = next,
+        }
+    }
+    if let Some(required) = &re.required {
+        // The whole input: a literal may begin inside the probed bytes.
+        if !required.occurs(haystack, &mut tick)? {
+            return Ok(false);
+        }
+    }
+    let chunk = (CHUNK_WORK / re.size.max(1) as usize).max(64);
+    if at == 0 && haystack.len() <= chunk {
         // One chunk: the DFA's own search loop, which is faster than stepping by hand. It cannot
         // fail: the DFA has no quit bytes and never gives up on its cache.
         return Ok(matches!(re.dfa.try_search_fwd(cache, &input), Ok(Some(_))));
     }
-    step(re, cache, &input, chunk, &mut tick)
-}
-
-/// Steps the lazy DFA byte by byte, calling `tick` after every `chunk` bytes.
-fn step<E>(
-    re: &CelRegex,
-    cache: &mut Cache,
-    input: &Input<'_>,
-    chunk: usize,
-    tick: &mut impl FnMut() -> Result<(), E>,
-) -> Result<bool, E> {
-    let dfa = &re.dfa;
-    let Ok(mut sid) = dfa.start_state_forward(cache, input) else {
-        return Ok(false);
-    };
-    for (i, piece) in input.haystack().chunks(chunk).enumerate() {
-        if i > 0 {
+    for (i, piece) in haystack[at..].chunks(chunk).enumerate() {
+        if i > 0 || at > 0 {
             tick()?;
         }
-        for &byte in piece {
-            let Ok(next) = dfa.next_state(cache, sid, byte) else {
-                return Ok(false);
-            };
-            sid = next;
-            if sid.is_tagged() {
-                if sid.is_match() {
-                    return Ok(true);
-                }
-                if sid.is_dead() || sid.is_quit() {
-                    return Ok(false);
-                }
-            }
+        match walk(re, cache, sid, piece) {
+            Walk::Decided(matched) => return Ok(matched),
+            Walk::Alive(next) => sid = next,
         }
     }
     Ok(dfa
         .next_eoi_state(cache, sid)
         .is_ok_and(|end| end.is_match()))
+}
+
+/// Where stepping the lazy DFA over some bytes left it.
+enum Walk {
+    /// A match was found, or the automaton died (no match can follow).
+    Decided(bool),
+    /// Still undecided, in this state.
+    Alive(LazyStateID),
+}
+
+/// Steps the lazy DFA from `sid` over `bytes`, one transition a byte.
+fn walk(re: &CelRegex, cache: &mut Cache, mut sid: LazyStateID, bytes: &[u8]) -> Walk {
+    let dfa = &re.dfa;
+    for &byte in bytes {
+        let Ok(next) = dfa.next_state(cache, sid, byte) else {
+            return Walk::Decided(false);
+        };
+        sid = next;
+        if sid.is_tagged() {
+            if sid.is_match() {
+                return Walk::Decided(true);
+            }
+            if sid.is_dead() || sid.is_quit() {
+                return Walk::Decided(false);
+            }
+        }
+    }
+    Walk::Alive(sid)
 }
