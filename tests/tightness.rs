@@ -133,6 +133,7 @@ fn measure(filter: &str, sender: bool, options: &Options) -> Option<Row> {
     let effort = Effort {
         cap: max.min(options.limit.saturating_mul(4)),
         evaluations: 400,
+        work: u64::MAX,
     };
     let w = witness::build(&checked, &env, &estimate, options, effort)?;
     Some(Row {

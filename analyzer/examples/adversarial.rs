@@ -118,6 +118,43 @@ fn cases() -> Vec<(&'static str, String, Json)> {
             event(&text, "", json!({})),
         ),
         (
+            "sort of 50,000 references to two 2 MiB strings (second attack)",
+            "[event.text + event.text].all(a1, [a1 + a1].all(a2, [a2 + a2].all(a3, \
+             [a3 + a3].all(a4, [a4 + a4].all(a5, [a5 + a5].all(a6, [a6 + a6].all(a7, \
+             [a7 + 'a'].all(A, [a7 + 'b'].all(B, lists.range(50000).map(i, i % 2 == 0 ? B : A)\
+             .sort().size() > 0)))))))))"
+                .to_owned(),
+            event(&text, "", json!({})),
+        ),
+        (
+            "a 16 KiB needle in an empty string, 100,000 times (second attack)",
+            "lists.range(100000).all(i, !''.contains(event.text))".to_owned(),
+            event(&text, "", json!({})),
+        ),
+        (
+            "a map built from 100,000 keys in descending order (second attack)",
+            "lists.range(100000).transformMapEntry(i, v, {100000 - v: v}).size() > 0".to_owned(),
+            event("", "", json!({})),
+        ),
+        (
+            "transformMap of 400,000 entries (second attack)",
+            "lists.range(400000).transformMap(i, v, v).size() > 0".to_owned(),
+            event("", "", json!({})),
+        ),
+        (
+            "split of a built 1 MiB text between its code points (second attack)",
+            "[event.text + event.text].all(a, [a + a + a + a].all(b, \
+             [b + b + b + b].all(c, c.split('').size() > 0)))"
+                .to_owned(),
+            event(&text, "", json!({})),
+        ),
+        (
+            "optional values three deep, 600,000 times (second attack)",
+            "lists.range(600000).map(i, optional.of(optional.of(optional.of(i)))).size() > 0"
+                .to_owned(),
+            event("", "", json!({})),
+        ),
+        (
             "replace that doubles every byte, in a loop",
             "event.attributes.a.map(x, event.text.replace('a', 'aa')).size() > 0".to_owned(),
             event(&text, "", json!({ "a": zeros(4000) })),

@@ -208,6 +208,16 @@ const TIME_PARTS: &[&str] = &[
     "getSeconds()",
 ];
 const MACROS: &[&str] = &["all", "exists", "exists_one", "map", "filter"];
+/// `format` patterns: every clause, the widest precisions, several uses of the arguments.
+const FORMATS: &[&str] = &[
+    "'%s'",
+    "'%s%s%s'",
+    "'%.100f'",
+    "'%.100e'",
+    "'%d %x %X %o %b'",
+    "'%s %s %s %s %s %s %s %s'",
+    "'%f'",
+];
 const MAX_SOURCE: usize = 1024;
 
 impl ExprGen<'_, '_> {
@@ -223,7 +233,7 @@ impl ExprGen<'_, '_> {
             return self.leaf();
         }
         let d = depth - 1;
-        match self.c.below(16) {
+        match self.c.below(19) {
             0 => self.leaf(),
             1 => format!(
                 "{}({})",
@@ -248,8 +258,100 @@ impl ExprGen<'_, '_> {
             12 => self.amplifier(d),
             13 => format!("has({}.k)", self.expr(d)),
             14 => format!("{}.{}", self.expr(d), self.c.pick(TIME_PARTS)),
-            _ => format!("{}.size()", self.expr(d)),
+            15 => format!("{}.size()", self.expr(d)),
+            _ => self.extension(d),
         }
+    }
+
+    /// A function, macro or piece of syntax of the extension libraries the default environment
+    /// enables (strings, lists, sets, optional types, two-variable comprehensions).
+    fn extension(&mut self, d: u32) -> String {
+        let a = self.expr(d);
+        match self.c.below(26) {
+            0 => format!(
+                "{a}.{}()",
+                self.c
+                    .pick(&["lowerAscii", "upperAscii", "trim", "reverse"])
+            ),
+            1 => format!("{a}.replace({}, {})", self.expr(d), self.expr(d)),
+            2 => format!(
+                "{a}.replace({}, {}, {})",
+                self.expr(d),
+                self.expr(d),
+                self.expr(d)
+            ),
+            3 => format!("{a}.split({})", self.expr(d)),
+            4 => format!("{a}.join({})", self.expr(d)),
+            5 => format!("{a}.substring({}, {})", self.expr(d), self.expr(d)),
+            6 => {
+                let f = self
+                    .c
+                    .pick(&["charAt", "indexOf", "lastIndexOf", "join", "split"]);
+                format!("{a}.{f}({})", self.expr(d))
+            }
+            7 | 8 => format!("{}.format({a})", self.c.pick(FORMATS)),
+            9 => format!("strings.quote({a})"),
+            10 => format!(
+                "{a}.{}()",
+                self.c
+                    .pick(&["sort", "distinct", "flatten", "first", "last"])
+            ),
+            11 => {
+                let var = self.var();
+                self.vars.push(var);
+                let key = self.expr(d);
+                self.vars.pop();
+                format!("{a}.sortBy({var}, {key})")
+            }
+            12 => format!("{a}.slice({}, {})", self.expr(d), self.expr(d)),
+            13 => format!("{a}.flatten({})", self.expr(d)),
+            14 => format!("lists.range({a})"),
+            15 => {
+                let f = self.c.pick(&["contains", "equivalent", "intersects"]);
+                format!("sets.{f}({a}, {})", self.expr(d))
+            }
+            16 => format!("{a}.?k.orValue({})", self.expr(d)),
+            17 => format!("{a}[?{}].orValue({})", self.expr(d), self.expr(d)),
+            18 => format!("[?optional.of({a}), ?optional.none()]"),
+            19 => format!(
+                "optional.ofNonZeroValue({a}).optMap(o, {}).hasValue()",
+                self.expr(d)
+            ),
+            _ => self.two_variables(&a, d),
+        }
+    }
+
+    /// `all`, `exists` and `existsOne` over two variables, and the transform macros.
+    fn two_variables(&mut self, range: &str, d: u32) -> String {
+        let (first, second) = (self.var(), ["v", "w", "u"][self.vars.len().min(2)]);
+        let name = self.c.pick(&[
+            "all",
+            "exists",
+            "existsOne",
+            "transformList",
+            "transformMap",
+            "transformMapEntry",
+        ]);
+        self.vars.push(first);
+        self.vars.push(second);
+        let body = if name == "transformMapEntry" {
+            format!("{{{}: {}}}", self.expr(d), self.expr(d))
+        } else {
+            self.expr(d)
+        };
+        let out = if name.starts_with("transform") && self.c.below(2) == 0 {
+            let keep = self.expr(d);
+            format!("{range}.{name}({first}, {second}, {keep}, {body})")
+        } else {
+            format!("{range}.{name}({first}, {second}, {body})")
+        };
+        self.vars.truncate(self.vars.len() - 2);
+        out
+    }
+
+    /// The name of the next iteration variable.
+    fn var(&self) -> &'static str {
+        ["x", "y", "z"][self.vars.len().min(2)]
     }
 
     fn method(&mut self, d: u32) -> String {
@@ -289,7 +391,7 @@ impl ExprGen<'_, '_> {
     /// Shapes that multiply work or size: doubling chains, comprehensions over big ranges,
     /// patterns from the event applied in loops.
     fn amplifier(&mut self, d: u32) -> String {
-        match self.c.below(6) {
+        match self.c.below(8) {
             0 => {
                 let n = 1 + self.c.below(12);
                 let mut s = format!("[{}]", self.expr(d));
@@ -307,6 +409,25 @@ impl ExprGen<'_, '_> {
                 self.expr(d)
             ),
             4 => "event.text.matches(event.subject)".to_owned(),
+            // Many references to a few long built strings: each comparison of a sort or a
+            // membership test reads megabytes.
+            5 => format!(
+                "[event.text + event.text + event.text].all(a, [a + a + a].all(b, \
+                 lists.range({}).map(i, i % 2 == 0 ? b + 'a' : b + 'b').{}))",
+                self.c.pick(&["1000", "50000", "100000"]),
+                self.c.pick(&[
+                    "sort().size() > 0",
+                    "sortBy(s, s).size() > 0",
+                    "distinct().size() > 0",
+                    "join('').size() > 0",
+                    "exists(s, s == b)",
+                ])
+            ),
+            // Numbers that print long: `%s` of `1e308` is 309 digits.
+            6 => format!(
+                "{}.format([event.attributes.nums, event.attributes.nums]).size() > 0",
+                self.c.pick(FORMATS)
+            ),
             _ => {
                 let p = pattern(self.c, 3, 300);
                 format!(
@@ -367,10 +488,11 @@ pub fn event(c: &mut Choices<'_>) -> Json {
     // Pour the rest of the attribute budget into the list a choice favours: each element adds
     // its own bytes and a comma (the first no comma).
     let key = if c.below(2) == 0 { "nums" } else { "strs" };
-    let (item, item_len) = if key == "nums" {
-        (json!(7), 1)
-    } else {
-        (json!("a"), 3)
+    let (item, item_len) = match (key, c.below(2)) {
+        ("nums", 0) => (json!(7), 1),
+        // The number with the longest `%s` text per byte of JSON: `1e308`, 309 digits.
+        ("nums", _) => (json!(1e308), 5),
+        _ => (json!("a"), 3),
     };
     let room = budget.saturating_sub(compact(&Json::Object(attributes.clone())));
     let count = (room + 1) / (item_len + 1);

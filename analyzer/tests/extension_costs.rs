@@ -144,3 +144,65 @@ fn realistic_extension_filters_are_sound_and_tight() {
         2,
     );
 }
+
+/// The `%s` text of a double, and its `%.100f` text, over every decimal exponent and the
+/// mantissas with the most digits: never longer than the bounds the estimate prices them at.
+#[test]
+fn formatted_doubles_stay_within_their_bounds() {
+    use ozcheck_analyzer::cost::table::{FORMATTED_DOUBLE_MAX, FORMATTED_SCALAR_MAX};
+    let env = Env::filter().expecting(ozcheck_analyzer::check::Expected::Any);
+    let sized = |source: &str, x: f64| -> u64 {
+        let checked = compile(source, &env, &Options::default()).expect("compiles");
+        let program = Program::from_checked(&checked).expect("program");
+        let e = event("", &json!({ "x": x }));
+        match program.eval_event(&e, &Limits::default()) {
+            Ok(found) => match found.value {
+                ozcheck_analyzer::eval::Value::Int(n) => n as u64,
+                other => panic!("{source}: {other:?}"),
+            },
+            Err(e) => panic!("{source} on {x:e}: {e}"),
+        }
+    };
+    let (mut longest_s, mut longest_f) = (0, 0);
+    for exponent in -324..=308 {
+        for mantissa in [
+            "1",
+            "5",
+            "9.999999999999999",
+            "1.2345678901234567",
+            "2.2250738585072014",
+        ] {
+            let Ok(x) = format!("-{mantissa}e{exponent}").parse::<f64>() else {
+                continue;
+            };
+            if x == 0.0 || !x.is_finite() {
+                continue;
+            }
+            let s = sized("'%s'.format([event.attributes.x]).size()", x);
+            let nested = sized("'%s'.format([[event.attributes.x]]).size()", x) - 2;
+            let f = sized("'%.100f'.format([event.attributes.x]).size()", x);
+            assert!(s <= FORMATTED_DOUBLE_MAX && nested == s, "{x:e}: {s}");
+            assert!(f <= FORMATTED_SCALAR_MAX, "{x:e}: {f}");
+            longest_s = longest_s.max(s);
+            longest_f = longest_f.max(f);
+        }
+    }
+    // The bounds are reached, or nearly: they are not loose.
+    assert!(longest_s + 20 >= FORMATTED_DOUBLE_MAX, "{longest_s}");
+    assert_eq!(longest_f, FORMATTED_SCALAR_MAX);
+}
+
+/// A list of doubles in their shortest exponent form formats to 60 times its JSON bytes; the
+/// estimate of `format` over it is still above the metered cost (found by an independent
+/// attack: `'%s%s%s'.format([l, l, l])` was metered at 1,399,898 against an estimate of 864,908).
+#[test]
+fn format_of_exponent_doubles_is_within_its_estimate() {
+    let source =
+        "'%s%s%s'.format([event.attributes.l, event.attributes.l, event.attributes.l]).size() > 0";
+    // As many `1e308` as fit in 8 KiB of attributes: `{"l":[1e308,…]}`.
+    let n = (8 * 1024 - 8) / 6;
+    let e = event("", &json!({ "l": vec![1e308; n] }));
+    let (_, max) = estimate(source);
+    let cost = metered(source, &e);
+    assert!(cost <= max, "metered {cost} > estimate {max}");
+}

@@ -438,11 +438,18 @@ impl Checker<'_> {
             (Some(_), [p]) | (None, [_, p]) => *p,
             _ => return,
         };
-        if let ExprKind::Literal(Literal::String(text)) = self.ast.kind(pattern) {
-            if let Err(refused) = crate::regex::compiled_size(text) {
-                self.diagnostics
-                    .push(refused.diagnostic(self.ast.span(pattern)));
-            }
+        let refused = match self.ast.kind(pattern) {
+            ExprKind::Literal(Literal::String(text)) => crate::regex::compiled_size(text).err(),
+            // A pattern computed from constants alone is the same at every run: folded now.
+            ExprKind::Literal(_) => None,
+            _ => match crate::eval::constant_value(self.ast, pattern) {
+                Some(crate::eval::Value::String(text)) => crate::regex::compiled_size(&text).err(),
+                _ => None,
+            },
+        };
+        if let Some(refused) = refused {
+            self.diagnostics
+                .push(refused.diagnostic(self.ast.span(pattern)));
         }
     }
 

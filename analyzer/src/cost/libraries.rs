@@ -16,12 +16,12 @@ use super::table;
 /// A call's own cost: its max on top of the operands, its least cost, and the result's shape.
 pub(crate) type Own = (Poly, u64, Shape);
 
-/// The largest text one formatted scalar can take with a clause's precision: the longest
-/// scalar text plus the digits the precision adds.
-const FORMATTED_SCALAR_MAX: u64 = table::SCALAR_STRING_MAX + table::FORMAT_MAX_PRECISION;
-/// Bytes of `%s` text per byte of a JSON event part: a one-byte JSON number may print as a
-/// double's shortest form (at most 24 bytes) with its `, ` separator.
-const FORMATTED_PER_JSON_BYTE: f64 = 32.0;
+use table::{FORMATTED_DOUBLE_MAX, FORMATTED_SCALAR_MAX};
+/// Bytes of `%s` text per byte of a JSON event part. The most text per byte comes from short
+/// exponent forms: `1e308` (5 bytes, and 1 more for the `,` before the next element) prints as
+/// 309 digits, and `, ` after it: 311 bytes for 6, under 52 a byte. A value alone (no separator)
+/// is covered by the constant [`FORMATTED_DOUBLE_MAX`] added to the per-byte term.
+const FORMATTED_PER_JSON_BYTE: f64 = 52.0;
 
 fn constant(c: u64) -> Poly {
     Poly::constant(c as f64)
@@ -443,13 +443,13 @@ fn flat_elem(elem: &Shape, depth: i64) -> Shape {
 
 /// The most text one value formats to: strings as themselves (bytes at three bytes each, a
 /// `%x` at two), a scalar at most [`FORMATTED_SCALAR_MAX`] bytes at the top level (where a
-/// precision applies) and the shortest form inside a list or map, containers with their
-/// brackets and separators.
+/// precision applies) and [`FORMATTED_DOUBLE_MAX`] inside a list or map (`%s` of a double,
+/// never in exponent form), containers with their brackets and separators.
 fn format_bound(shape: &Shape, top: bool) -> Poly {
     let scalar = if top {
         FORMATTED_SCALAR_MAX
     } else {
-        table::SCALAR_STRING_MAX
+        FORMATTED_DOUBLE_MAX
     };
     let mut out = Poly::zero();
     for alt in shape.alternatives() {

@@ -270,6 +270,17 @@ pub const fn format(pattern: u64) -> u64 {
 /// digits a precision asks for are built).
 pub const FORMAT_MAX_PRECISION: u64 = 100;
 
+/// The longest text `format` writes for one double with `%s` (alone or inside a list or map):
+/// Go's `FormatFloat(x, 'f', -1, 64)`, the fewest digits that read back, never in exponent form.
+/// The longest are the smallest subnormals: a sign, `0.`, up to 323 zeros and up to 17 digits
+/// (`5e-324` is 326 bytes, `1e308` 309). Tested over every decimal exponent in
+/// `analyzer/tests/extension_costs.rs`.
+pub const FORMATTED_DOUBLE_MAX: u64 = 343;
+
+/// The longest text `format` writes for one scalar with any clause: `%.100f` of the largest
+/// double is a sign, 309 integer digits, the point and [`FORMAT_MAX_PRECISION`] decimals.
+pub const FORMATTED_SCALAR_MAX: u64 = 1 + 309 + 1 + FORMAT_MAX_PRECISION;
+
 /// Sorting `len` values (`sort`, `sortBy`): `len · ⌈log₂ len⌉` comparisons, each at most
 /// `compare` units.
 pub const fn sort(len: u64, compare: u64) -> u64 {

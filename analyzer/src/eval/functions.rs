@@ -342,6 +342,11 @@ impl Interp<'_> {
 
     /// `s.contains(t)`, reading the deadline between windows of a long haystack.
     fn scan_contains(&mut self, s: &str, t: &str) -> Result<bool, Fault> {
+        // A needle longer than the haystack is not in it: answered before the searcher is built,
+        // which reads the whole needle (`''.contains(event.text)` is charged one call).
+        if t.len() > s.len() {
+            return Ok(false);
+        }
         if s.len() <= SCAN_CHUNK || t.is_empty() {
             return Ok(memchr::memmem::find(s.as_bytes(), t.as_bytes()).is_some());
         }

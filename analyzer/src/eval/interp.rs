@@ -102,6 +102,16 @@ impl<'p> Interp<'p> {
         self.build(len.saturating_mul(table::BUILT_PER_ELEMENT))
     }
 
+    /// Counts an optional value that holds something against the memory cap: its value lives in
+    /// a shared allocation of its own ([`table::BUILT_PER_CONTAINER`]), so a loop that wraps
+    /// values (`lists.range(600000).map(i, optional.of(optional.of(i)))`) builds memory.
+    pub(crate) fn count_optional(&mut self, value: &Value) -> Result<(), Fault> {
+        if matches!(value, Value::Optional(Some(_))) {
+            self.build(table::BUILT_PER_CONTAINER)?;
+        }
+        Ok(())
+    }
+
     /// Pays for a new map of `len` entries about to be built, container included.
     pub(crate) fn pay_map(&mut self, cpu: u64, len: u64) -> Result<(), Fault> {
         self.pay_insert(cpu, len)?;
@@ -136,7 +146,9 @@ impl<'p> Interp<'p> {
             ExprKind::OptSelect { operand, field, .. } => {
                 self.charge(table::SELECT)?;
                 let base = self.eval(*operand)?;
-                opt_select(&base, field)
+                let made = opt_select(&base, field)?;
+                self.count_optional(&made)?;
+                Ok(made)
             }
             ExprKind::Has { operand, field, .. } => {
                 self.charge(table::SELECT)?;
@@ -171,7 +183,9 @@ impl<'p> Interp<'p> {
                 match (program.ast.kind(id), base) {
                     // Indexing an optional is optional from there on (cel-go's viral optionals).
                     (ExprKind::OptIndex { .. }, base) | (_, base @ Value::Optional(_)) => {
-                        opt_index(&base, &key)
+                        let made = opt_index(&base, &key)?;
+                        self.count_optional(&made)?;
+                        Ok(made)
                     }
                     (_, base) => index_value(&base, &key),
                 }

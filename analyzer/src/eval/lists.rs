@@ -11,6 +11,7 @@ use std::cmp::Ordering;
 use std::sync::Arc;
 
 use super::interp::{Eval, Fault, Interp, error, no_overload};
+use super::meter::Stop;
 use super::value::{ListValue, TypeValue, Value};
 use crate::cost::table;
 
@@ -56,10 +57,54 @@ pub(crate) fn sort_by_keys(interp: &mut Interp<'_>, list: &[Value], keys: &[Valu
     let compare = table::compare_sized(longest, longest).max(table::CALL);
     interp.pay_list(table::sort(n, compare), n)?;
     let mut order: Vec<usize> = (0..list.len()).collect();
-    order.sort_by(|&a, &b| keys[a].cel_cmp(&keys[b]).unwrap_or(Ordering::Equal));
+    // The charge above paid for every comparison, but the comparisons may be of long strings
+    // that are one shared value (a list of 50,000 references to two 2 MiB strings): each is
+    // counted as work as it is made, so the deadline is read between them.
+    let meter = &mut interp.meter;
+    merge_sort(&mut order, |a, b| {
+        meter.note_work(compare)?;
+        Ok::<_, Stop>(keys[a].cel_cmp(&keys[b]).unwrap_or(Ordering::Equal))
+    })?;
     Ok(Value::list(
         order.into_iter().map(|i| list[i].clone()).collect(),
     ))
+}
+
+/// Sorts `order` stably by `cmp`, which may stop the sort: a bottom-up merge sort, at most
+/// `n·⌈log₂ n⌉` comparisons (what [`table::sort`] charges), each of which may fail.
+fn merge_sort<E>(
+    order: &mut Vec<usize>,
+    mut cmp: impl FnMut(usize, usize) -> Result<Ordering, E>,
+) -> Result<(), E> {
+    let n = order.len();
+    let mut merged = vec![0; n];
+    let mut width = 1;
+    while width < n {
+        let mut start = 0;
+        while start < n {
+            let mid = (start + width).min(n);
+            let end = (start + 2 * width).min(n);
+            let (mut i, mut j, mut k) = (start, mid, start);
+            while i < mid && j < end {
+                // Ties keep the left run's element first: the sort is stable.
+                if cmp(order[j], order[i])? == Ordering::Less {
+                    merged[k] = order[j];
+                    j += 1;
+                } else {
+                    merged[k] = order[i];
+                    i += 1;
+                }
+                k += 1;
+            }
+            merged[k..k + (mid - i)].copy_from_slice(&order[i..mid]);
+            k += mid - i;
+            merged[k..end].copy_from_slice(&order[j..end]);
+            start = end;
+        }
+        std::mem::swap(order, &mut merged);
+        width *= 2;
+    }
+    Ok(())
 }
 
 impl Interp<'_> {
@@ -80,12 +125,17 @@ impl Interp<'_> {
             ("reverse", []) => self
                 .pay_list(table::CALL, n)
                 .map(|()| Value::list(list.iter().rev().cloned().collect())),
-            ("first", []) => self
-                .charge(table::CALL)
-                .map(|()| Value::Optional(list.first().cloned().map(Arc::new))),
-            ("last", []) => self
-                .charge(table::CALL)
-                .map(|()| Value::Optional(list.last().cloned().map(Arc::new))),
+            ("first" | "last", []) => {
+                let end = if function == "first" {
+                    list.first()
+                } else {
+                    list.last()
+                };
+                let made = Value::Optional(end.cloned().map(Arc::new));
+                self.charge(table::CALL)
+                    .and_then(|()| self.count_optional(&made))
+                    .map(|()| made)
+            }
             ("unwrapOpt", []) => self.unwrap(list),
             ("join", []) => self.join(list, ""),
             ("join", [Value::String(sep)]) => self.join(list, sep),

@@ -270,7 +270,11 @@ impl<'p> Interp<'p> {
         self.locals.pop();
         let result = result?;
         match c.kind {
-            MacroKind::OptMap => Ok(Value::optional_of(result)),
+            MacroKind::OptMap => {
+                let made = Value::optional_of(result);
+                self.count_optional(&made)?;
+                Ok(made)
+            }
             _ => match result {
                 optional @ Value::Optional(_) => Ok(optional),
                 other => Err(no_overload("optFlatMap", &[&other])),

@@ -251,6 +251,40 @@ impl Program {
     }
 }
 
+/// Cost units a constant sub-expression may take to be folded at check time.
+const FOLD_COST: u64 = 100_000;
+
+/// The value of the sub-expression `id` of `ast` when it reads nothing (no identifier: no
+/// variable, iteration variable or namespace), evaluated with nothing bound under a small cost
+/// limit; `None` when it reads something, fails or costs more. The checker folds `matches`
+/// patterns with it, so that `'(' + ''` is refused as the literal `'('` is.
+pub(crate) fn constant_value(ast: &Ast, id: NodeId) -> Option<Value> {
+    fn closed(ast: &Ast, id: NodeId) -> bool {
+        if matches!(
+            ast.kind(id),
+            ExprKind::Ident { .. } | ExprKind::Comprehension(_)
+        ) {
+            return false;
+        }
+        let mut all = true;
+        ast.kind(id).for_each_child(|c| all = all && closed(ast, c));
+        all
+    }
+    if !closed(ast, id) {
+        return None;
+    }
+    let program = Program::new(ast.clone()).ok()?;
+    let limits = Limits {
+        cost: Some(FOLD_COST),
+        deadline: std::time::Duration::from_secs(3600),
+        clock: Arc::new(ManualClock::new()),
+        model: crate::cost::CostModel::default(),
+    };
+    let activation = Activation::new();
+    let mut interp = interp::Interp::new(&program, &activation, Meter::new(&limits));
+    interp.eval(id).ok()
+}
+
 fn literal_value(lit: &Literal) -> Value {
     match lit {
         Literal::Null => Value::Null,

@@ -40,7 +40,11 @@ impl Interp<'_> {
             ("optional.none", []) => Value::Optional(None),
             _ => return None,
         };
-        Some(self.charge(table::CALL).map(|()| made))
+        Some(
+            self.charge(table::CALL)
+                .and_then(|()| self.count_optional(&made))
+                .map(|()| made),
+        )
     }
 
     /// `hasValue()` and `value()` on an optional.

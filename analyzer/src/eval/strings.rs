@@ -109,6 +109,11 @@ impl Interp<'_> {
         if t.is_empty() {
             return Ok(Value::Int(offset));
         }
+        // A needle longer than the haystack is not in it: answered before the searcher is
+        // built, which reads the whole needle (`''.indexOf(event.text)` is charged one call).
+        if t.len() > s.len() - start {
+            return Ok(Value::Int(-1));
+        }
         let found = self.find(&s[start..], t)?;
         Ok(Value::Int(
             found.map_or(-1, |at| code_point_index(s, start + at)),
@@ -131,6 +136,9 @@ impl Interp<'_> {
             .rev()
             .find(|&i| s.is_char_boundary(i))
             .unwrap_or(0);
+        if t.len() > end {
+            return Ok(Value::Int(-1));
+        }
         self.meter.note_work(table::traversal(end as u64))?;
         Ok(Value::Int(
             s[..end].rfind(t).map_or(-1, |at| code_point_index(s, at)),
@@ -163,6 +171,11 @@ impl Interp<'_> {
         let search = table::replace(n, m, 0);
         self.charge(search)?;
         let limit = usize::try_from(count).unwrap_or(usize::MAX);
+        if old.len() > s.len() || limit == 0 {
+            // Nothing to replace; the searcher, which reads all of `old`, is never built.
+            self.pay_bytes(table::replace(n, m, n) - search, n)?;
+            return Ok(Value::string(s));
+        }
         let matches = if old.is_empty() {
             self.meter.note_work(table::traversal(n))?;
             (s.chars().count() + 1).min(limit)
@@ -189,6 +202,9 @@ impl Interp<'_> {
         // points has millions of parts), then built at that exact size.
         let count = if sep.is_empty() {
             s.chars().count().min(limit)
+        } else if sep.len() > s.len() {
+            // No room for the separator: one part, without building its searcher.
+            1
         } else {
             s.matches(sep).count().saturating_add(1).min(limit)
         };
@@ -197,10 +213,20 @@ impl Interp<'_> {
         self.pay_list(0, count as u64)?;
         self.pay_bytes(0, bytes as u64)?;
         let mut parts = Vec::with_capacity(count);
-        if sep.is_empty() {
-            parts.extend(split_code_points(s, limit).map(Value::string));
+        let pieces: Box<dyn Iterator<Item = &str>> = if sep.is_empty() {
+            Box::new(split_code_points(s, limit))
+        } else if count == 1 {
+            Box::new(std::iter::once(s))
         } else {
-            parts.extend(s.splitn(limit, sep).map(Value::string));
+            Box::new(s.splitn(limit, sep))
+        };
+        // A megabyte split between its code points is a million allocations: the deadline is
+        // read between batches of them.
+        for (i, part) in pieces.enumerate() {
+            if i % PARTS_BETWEEN_DEADLINE_READS == PARTS_BETWEEN_DEADLINE_READS - 1 {
+                self.meter.check_deadline()?;
+            }
+            parts.push(Value::string(part));
         }
         Ok(Value::list(parts))
     }
@@ -251,6 +277,9 @@ impl Interp<'_> {
 }
 
 /// Go's `strings.SplitN(s, "", n)`: one part per code point, the last holding the rest.
+/// Parts `split` builds between two reads of the deadline (each part is an allocation).
+const PARTS_BETWEEN_DEADLINE_READS: usize = 1024;
+
 fn split_code_points(s: &str, limit: usize) -> impl Iterator<Item = &str> {
     let mut rest = s;
     let mut parts = 0;

@@ -70,7 +70,7 @@ impl Required {
 /// Bytes an anchored search steps before it looks for the required literals: most anchored
 /// patterns are decided by their first bytes (`^fix` on a text that starts otherwise), and then
 /// scanning the whole input for the literals first would be the larger part of the work.
-const ANCHORED_PROBE: usize = 64;
+const ANCHORED_PROBE: usize = 32;
 
 /// Whether `re` matches anywhere in `haystack`.
 pub(super) fn is_match<E>(

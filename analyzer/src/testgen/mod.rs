@@ -141,6 +141,7 @@ pub fn soundness_case(
     let effort = Effort {
         cap,
         evaluations: WITNESS_EVALUATIONS,
+        work: u64::MAX,
     };
     if let Some(w) = witness::build(&checked, &env, &estimate, &options, effort) {
         outcome.evaluations += w.evaluations;

@@ -100,11 +100,21 @@ pub(crate) fn template(derivation: &Derivation, ast: &Ast) -> Template {
         .map(|h| builder.group(&root(h), Some(Kind::Str)))
         .collect();
     let attributes = builder.group(&root("attributes"), Some(Kind::Object));
-    let member_key = ["m", "mm", "m0", "m1"]
-        .into_iter()
-        .find(|k| !strings.iter().any(|s| s == k))
-        .unwrap_or("m2")
-        .to_owned();
+    // The computed-key member is written beside the members under constant keys, so its key
+    // must be none of them (an event with one key twice is refused), nor a literal of the filter
+    // (which a computed key may equal).
+    let mut constant_keys = Vec::new();
+    collect_keys(&attributes, &mut constant_keys);
+    // One more candidate than there are names to avoid: one of them is free.
+    let taken = strings.len() + constant_keys.len();
+    let member_key = (0..=taken + 2)
+        .map(|n| match n {
+            0 => "m".to_owned(),
+            1 => "mm".to_owned(),
+            n => format!("m{}", n - 2),
+        })
+        .find(|k| !strings.iter().any(|s| s == k) && !constant_keys.contains(&k.as_str()))
+        .unwrap_or_default();
     Template {
         text,
         headers,
@@ -113,6 +123,20 @@ pub(crate) fn template(derivation: &Derivation, ast: &Ast) -> Template {
         strings,
         ints,
         member_key,
+    }
+}
+
+/// Every constant key of the objects below `slot`.
+fn collect_keys<'s>(slot: &'s Slot, out: &mut Vec<&'s str>) {
+    for (key, child) in &slot.keys {
+        out.push(key);
+        collect_keys(child, out);
+    }
+    for child in [&slot.element, &slot.value, &slot.member]
+        .into_iter()
+        .flatten()
+    {
+        collect_keys(child, out);
     }
 }
 

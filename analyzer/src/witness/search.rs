@@ -44,6 +44,10 @@ pub(crate) struct Search<'a> {
     pub(crate) model: CostModel,
     pub(crate) cap: u64,
     pub(crate) budget: usize,
+    /// Cost units all evaluations may meter together.
+    work: u64,
+    /// Cost units metered so far.
+    spent: u64,
     seen: HashMap<u64, u64>,
     evaluations: usize,
 }
@@ -56,6 +60,7 @@ impl<'a> Search<'a> {
         model: CostModel,
         cap: u64,
         budget: usize,
+        work: u64,
     ) -> Self {
         Search {
             template,
@@ -64,6 +69,8 @@ impl<'a> Search<'a> {
             model,
             cap,
             budget,
+            work,
+            spent: 0,
             seen: HashMap::new(),
             evaluations: 0,
         }
@@ -75,6 +82,9 @@ impl<'a> Search<'a> {
         let mut state = Choices::first(self.template);
         let (mut best_event, mut best) = self.measure(&state);
         for candidate in strategies(&state, &slots) {
+            if self.spent >= self.work {
+                break;
+            }
             let (event, cost) = self.measure(&candidate);
             if cost.0 > best.0 {
                 (best_event, best, state) = (event, cost, candidate);
@@ -84,7 +94,10 @@ impl<'a> Search<'a> {
             let mut improved = false;
             for knob in self.knobs(&state, &slots) {
                 for option in 0..options(knob, self.template, &slots) {
-                    if best.0 > self.cap || self.evaluations >= self.budget {
+                    if best.0 > self.cap
+                        || self.evaluations >= self.budget
+                        || self.spent >= self.work
+                    {
                         break 'passes;
                     }
                     let Some(candidate) = with(&state, knob, option) else {
@@ -159,6 +172,7 @@ impl<'a> Search<'a> {
             // is worthless rather than fatal.
             Err(_) => (0, false),
         };
+        self.spent = self.spent.saturating_add(cost.0);
         self.seen.insert(key, cost.0);
         (text, cost)
     }
