@@ -1,5 +1,5 @@
 //! `ozcheck server` driven over its standard input and output by an LSP client (framing by
-//! `lsp-server`'s `Message`, the protocol's types from `lsp-types`): diagnostics on open at the
+//! `lsp-server`'s `Message`, the protocol's JSON written out with `serde_json`): diagnostics on open at the
 //! exact UTF-16 range of CEL findings inside block and quoted scalars, new diagnostics after a
 //! change, the quick fix of a compound timeout that leaves the file clean, hovers on keys and
 //! filters, `ozcheck.toml` found above the file, the plugin's agents read for a routine, and a
@@ -8,10 +8,8 @@
 use std::io::{BufReader, Write};
 use std::path::Path;
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
-use std::str::FromStr;
 
 use lsp_server::{Message, Notification, Request, RequestId};
-use lsp_types::{Position, Range, Uri};
 use serde_json::{Value, json};
 
 struct Client {
@@ -117,17 +115,19 @@ impl Client {
 }
 
 fn uri_of(path: &Path) -> String {
-    let uri = format!("file://{}", path.display()).replace(' ', "%20");
-    Uri::from_str(&uri).expect("a URI");
-    uri
+    let path = path.display().to_string();
+    assert!(
+        path.starts_with('/') && !path.contains(['%', '#', '?']),
+        "a path that needs no escaping but spaces: {path}"
+    );
+    format!("file://{}", path.replace(' ', "%20"))
 }
 
 fn range(start: (u32, u32), end: (u32, u32)) -> Value {
-    serde_json::to_value(Range::new(
-        Position::new(start.0, start.1),
-        Position::new(end.0, end.1),
-    ))
-    .expect("json")
+    json!({
+        "start": { "line": start.0, "character": start.1 },
+        "end": { "line": end.0, "character": end.1 },
+    })
 }
 
 fn by_code<'a>(diagnostics: &'a [Value], code: &str) -> Vec<&'a Value> {

@@ -2,13 +2,12 @@
 //! the client offers it), between `file:` URIs and paths, and from findings to LSP diagnostics.
 
 use std::path::{Path, PathBuf};
-use std::str::FromStr;
 
-use lsp_types::{
-    CodeDescription, Diagnostic, DiagnosticSeverity, NumberOrString, Position,
-    PositionEncodingKind, Range, TextEdit, Uri,
-};
 use ozcheck_lint::{Finding, Severity};
+
+use super::protocol::{
+    CodeDescription, Diagnostic, DiagnosticSeverity, Position, Range, TextEdit, Uri, encoding,
+};
 
 /// How the client counts characters in a line.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -21,8 +20,8 @@ pub enum Encoding {
 
 impl Encoding {
     /// The encoding to use among the client's: UTF-8 when offered, else UTF-16.
-    pub fn choose(offered: Option<&[PositionEncodingKind]>) -> Encoding {
-        if offered.is_some_and(|kinds| kinds.contains(&PositionEncodingKind::UTF8)) {
+    pub fn choose(offered: Option<&[String]>) -> Encoding {
+        if offered.is_some_and(|kinds| kinds.iter().any(|k| k == encoding::UTF8)) {
             Encoding::Utf8
         } else {
             Encoding::Utf16
@@ -30,10 +29,10 @@ impl Encoding {
     }
 
     /// The protocol's name of the encoding.
-    pub fn kind(self) -> PositionEncodingKind {
+    pub fn kind(self) -> &'static str {
         match self {
-            Encoding::Utf16 => PositionEncodingKind::UTF16,
-            Encoding::Utf8 => PositionEncodingKind::UTF8,
+            Encoding::Utf16 => encoding::UTF16,
+            Encoding::Utf8 => encoding::UTF8,
         }
     }
 }
@@ -132,15 +131,15 @@ pub fn uri_to_path(uri: &Uri) -> Option<PathBuf> {
     Some(PathBuf::from(decoded))
 }
 
-/// Where a rule is documented, as a diagnostic's code description.
-fn rule_doc(rule: &str) -> Option<CodeDescription> {
-    let href = format!(
-        "{}/blob/main/docs/rules.md#{rule}",
-        env!("CARGO_PKG_REPOSITORY")
-    );
-    Uri::from_str(&href)
-        .ok()
-        .map(|href| CodeDescription { href })
+/// Where a rule is documented, as a diagnostic's code description (rule names are
+/// kebab-case, so the link needs no escaping).
+fn rule_doc(rule: &str) -> CodeDescription {
+    CodeDescription {
+        href: format!(
+            "{}/blob/main/docs/rules.md#{rule}",
+            env!("CARGO_PKG_REPOSITORY")
+        ),
+    }
 }
 
 /// A finding as an LSP diagnostic (the help follows the message on its own line).
@@ -156,11 +155,10 @@ pub fn diagnostic(index: &LineIndex<'_>, finding: &Finding) -> Diagnostic {
             Severity::Error => DiagnosticSeverity::ERROR,
             Severity::Warning => DiagnosticSeverity::WARNING,
         }),
-        code: Some(NumberOrString::String(finding.rule.to_owned())),
-        code_description: rule_doc(finding.rule),
-        source: Some("ozcheck".to_owned()),
+        code: Some(finding.rule.to_owned()),
+        code_description: Some(rule_doc(finding.rule)),
+        source: Some("ozcheck"),
         message,
-        ..Diagnostic::default()
     }
 }
 
@@ -198,12 +196,12 @@ mod tests {
 
     #[test]
     fn file_uris_decode_to_paths() {
-        let uri = Uri::from_str("file:///home/a%20b/flows/w.yaml").expect("uri");
+        let uri = Uri::new("file:///home/a%20b/flows/w.yaml");
         assert_eq!(
             uri_to_path(&uri),
             Some(PathBuf::from("/home/a b/flows/w.yaml"))
         );
-        let other = Uri::from_str("untitled:Untitled-1").expect("uri");
+        let other = Uri::new("untitled:Untitled-1");
         assert_eq!(uri_to_path(&other), None);
     }
 }

@@ -5,10 +5,10 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use lsp_types::Uri;
 use ozcheck_lint::{Config, FileKind, FileReport, Input, PluginContext, discover};
 
 use super::convert;
+use super::protocol::Uri;
 
 /// One open document.
 pub struct Document {

@@ -1,5 +1,5 @@
 //! `ozcheck server`: a language server over standard input and output (LSP 3.17, through
-//! rust-analyzer's `lsp-server` transport and the `lsp-types` protocol types).
+//! rust-analyzer's `lsp-server` transport and the few protocol types of [`protocol`]).
 //!
 //! It lints agent, flow and routine files when they are opened or saved, and after every change
 //! once the typing has paused for [`DEBOUNCE`]; it publishes the findings as diagnostics (CEL
@@ -12,29 +12,23 @@
 //! One thread does the work: requests are answered in order, and a lint is a few hundred
 //! microseconds on a plugin file, so nothing needs cancelling.
 
-// lsp-types keys documents and edits by `Uri`, which caches its parse inside; the keys are never
-// changed once built.
-#![allow(clippy::mutable_key_type)]
-
 mod actions;
 mod convert;
 mod documents;
+mod protocol;
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::RecvTimeoutError;
 use lsp_server::{Connection, Message, Notification, Request, Response};
-use lsp_types::notification::{
-    DidChangeTextDocument, DidCloseTextDocument, DidOpenTextDocument, DidSaveTextDocument,
-    Notification as _, PublishDiagnostics, ShowMessage,
-};
-use lsp_types::request::{CodeActionRequest, HoverRequest, Request as _};
-use lsp_types::{
-    CodeActionKind, CodeActionOptions, CodeActionProviderCapability, HoverProviderCapability,
-    InitializeParams, InitializeResult, MessageType, PublishDiagnosticsParams, ServerCapabilities,
-    ServerInfo, ShowMessageParams, TextDocumentSyncCapability, TextDocumentSyncKind,
-    TextDocumentSyncOptions, TextDocumentSyncSaveOptions, Uri,
+use serde::Serialize;
+
+use protocol::{
+    CodeActionOptions, CodeActionParams, DidChangeTextDocumentParams, DidCloseTextDocumentParams,
+    DidOpenTextDocumentParams, DidSaveTextDocumentParams, HoverParams, InitializeParams,
+    InitializeResult, MessageType, PublishDiagnosticsParams, ServerCapabilities, ServerInfo,
+    ShowMessageParams, TextDocumentSyncKind, TextDocumentSyncOptions, Uri, action_kind, method,
 };
 
 use convert::{Encoding, LineIndex};
@@ -60,10 +54,10 @@ pub fn run() -> Result<(), String> {
     );
     let result = InitializeResult {
         capabilities: capabilities(encoding),
-        server_info: Some(ServerInfo {
-            name: "ozcheck".to_owned(),
-            version: Some(env!("CARGO_PKG_VERSION").to_owned()),
-        }),
+        server_info: ServerInfo {
+            name: "ozcheck",
+            version: env!("CARGO_PKG_VERSION"),
+        },
     };
     let result = serde_json::to_value(result).map_err(|e| e.to_string())?;
     connection
@@ -83,22 +77,17 @@ pub fn run() -> Result<(), String> {
 
 fn capabilities(encoding: Encoding) -> ServerCapabilities {
     ServerCapabilities {
-        position_encoding: Some(encoding.kind()),
-        text_document_sync: Some(TextDocumentSyncCapability::Options(
-            TextDocumentSyncOptions {
-                open_close: Some(true),
-                change: Some(TextDocumentSyncKind::FULL),
-                save: Some(TextDocumentSyncSaveOptions::Supported(true)),
-                ..TextDocumentSyncOptions::default()
-            },
-        )),
-        hover_provider: Some(HoverProviderCapability::Simple(true)),
-        code_action_provider: Some(CodeActionProviderCapability::Options(CodeActionOptions {
-            code_action_kinds: Some(vec![CodeActionKind::QUICKFIX, actions::fix_all_kind()]),
-            resolve_provider: Some(false),
-            ..CodeActionOptions::default()
-        })),
-        ..ServerCapabilities::default()
+        position_encoding: encoding.kind(),
+        text_document_sync: TextDocumentSyncOptions {
+            open_close: true,
+            change: TextDocumentSyncKind::FULL,
+            save: true,
+        },
+        hover_provider: true,
+        code_action_provider: CodeActionOptions {
+            code_action_kinds: vec![action_kind::QUICKFIX, action_kind::FIX_ALL],
+            resolve_provider: false,
+        },
     }
 }
 
@@ -157,9 +146,9 @@ impl Server<'_> {
         let _ = self.connection.sender.send(message);
     }
 
-    fn notify<N: lsp_types::notification::Notification>(&self, params: N::Params) {
+    fn notify(&self, method: &str, params: impl Serialize) {
         self.send(Message::Notification(Notification::new(
-            N::METHOD.to_owned(),
+            method.to_owned(),
             params,
         )));
     }
@@ -194,17 +183,23 @@ impl Server<'_> {
             .map(|f| convert::diagnostic(&index, f))
             .collect();
         let version = Some(doc.version);
-        self.notify::<PublishDiagnostics>(PublishDiagnosticsParams {
-            uri: uri.clone(),
-            diagnostics,
-            version,
-        });
+        self.notify(
+            method::PUBLISH_DIAGNOSTICS,
+            PublishDiagnosticsParams {
+                uri: uri.clone(),
+                diagnostics,
+                version,
+            },
+        );
         match linted.config_error {
             Some(error) if self.config_errors.get(uri) != Some(&error) => {
-                self.notify::<ShowMessage>(ShowMessageParams {
-                    typ: MessageType::WARNING,
-                    message: format!("ozcheck: the defaults are used: {error}"),
-                });
+                self.notify(
+                    method::SHOW_MESSAGE,
+                    ShowMessageParams {
+                        typ: MessageType::WARNING,
+                        message: format!("ozcheck: the defaults are used: {error}"),
+                    },
+                );
                 self.config_errors.insert(uri.clone(), error);
             }
             Some(_) => {}
@@ -225,9 +220,9 @@ impl Server<'_> {
 
     fn notification(&mut self, notification: Notification) {
         match notification.method.as_str() {
-            DidOpenTextDocument::METHOD => {
-                if let Ok(params) = notification
-                    .extract::<lsp_types::DidOpenTextDocumentParams>(DidOpenTextDocument::METHOD)
+            method::DID_OPEN => {
+                if let Ok(params) =
+                    notification.extract::<DidOpenTextDocumentParams>(method::DID_OPEN)
                 {
                     let doc = params.text_document;
                     if self
@@ -239,10 +234,10 @@ impl Server<'_> {
                     }
                 }
             }
-            DidChangeTextDocument::METHOD => {
-                if let Ok(params) = notification.extract::<lsp_types::DidChangeTextDocumentParams>(
-                    DidChangeTextDocument::METHOD,
-                ) {
+            method::DID_CHANGE => {
+                if let Ok(params) =
+                    notification.extract::<DidChangeTextDocumentParams>(method::DID_CHANGE)
+                {
                     // Full synchronisation: the last change holds the whole text.
                     if let Some(change) = params.content_changes.into_iter().last() {
                         let uri = params.text_document.uri;
@@ -254,25 +249,28 @@ impl Server<'_> {
                     }
                 }
             }
-            DidSaveTextDocument::METHOD => {
-                if let Ok(params) = notification
-                    .extract::<lsp_types::DidSaveTextDocumentParams>(DidSaveTextDocument::METHOD)
+            method::DID_SAVE => {
+                if let Ok(params) =
+                    notification.extract::<DidSaveTextDocumentParams>(method::DID_SAVE)
                 {
                     self.publish_plugin(&params.text_document.uri);
                 }
             }
-            DidCloseTextDocument::METHOD => {
-                if let Ok(params) = notification
-                    .extract::<lsp_types::DidCloseTextDocumentParams>(DidCloseTextDocument::METHOD)
+            method::DID_CLOSE => {
+                if let Ok(params) =
+                    notification.extract::<DidCloseTextDocumentParams>(method::DID_CLOSE)
                 {
                     let uri = params.text_document.uri;
                     self.documents.close(&uri);
                     self.due.remove(&uri);
-                    self.notify::<PublishDiagnostics>(PublishDiagnosticsParams {
-                        uri,
-                        diagnostics: Vec::new(),
-                        version: None,
-                    });
+                    self.notify(
+                        method::PUBLISH_DIAGNOSTICS,
+                        PublishDiagnosticsParams {
+                            uri,
+                            diagnostics: Vec::new(),
+                            version: None,
+                        },
+                    );
                 }
             }
             _ => {}
@@ -282,14 +280,14 @@ impl Server<'_> {
     fn request(&mut self, request: Request) {
         let id = request.id.clone();
         let result = match request.method.as_str() {
-            HoverRequest::METHOD => request
-                .extract::<lsp_types::HoverParams>(HoverRequest::METHOD)
+            method::HOVER => request
+                .extract::<HoverParams>(method::HOVER)
                 .map_err(|e| format!("{e:?}"))
                 .map(|(_, params)| {
                     serde_json::to_value(actions::hover(&self.documents, self.encoding, &params))
                 }),
-            CodeActionRequest::METHOD => request
-                .extract::<lsp_types::CodeActionParams>(CodeActionRequest::METHOD)
+            method::CODE_ACTION => request
+                .extract::<CodeActionParams>(method::CODE_ACTION)
                 .map_err(|e| format!("{e:?}"))
                 .map(|(_, params)| {
                     serde_json::to_value(actions::code_actions(
