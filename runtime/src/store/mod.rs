@@ -12,6 +12,7 @@
 //! [`PostgresStore`] under READ COMMITTED (any number of edges); both relational backends run
 //! the one set of SQL statements in `sql.rs`. [`StoreLocation`] is what `--db` names.
 
+mod lite;
 mod location;
 mod memory;
 mod postgres;
@@ -25,7 +26,7 @@ use std::future::Future;
 pub use location::{BadLocation, StoreLocation};
 pub use memory::{MemoryStore, MemoryTx};
 pub use postgres::{PostgresRead, PostgresStore, PostgresTx};
-pub use sqlite::{SqliteRead, SqliteStore, SqliteTx};
+pub use sqlite::{MAX_BATCH, SqliteStore};
 
 use crate::clock::Timestamp;
 use crate::model::{
