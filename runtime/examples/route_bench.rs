@@ -2,23 +2,40 @@
 //! audited, looked up in the index, type-checked, claimed) and the wait it took is replaced so
 //! the index stays at full size. Prints events per second and the p50/p99 latency per event.
 //!
-//! `cargo run --release -p ozcheck-runtime --example route_bench -- [memory|sqlite] [EVENTS]`
+//! ```text
+//! route_bench memory [EVENTS] [IN_FLIGHT]
+//! route_bench sqlite [EVENTS] [IN_FLIGHT]
+//! route_bench postgres URL EDGES [EVENTS] [IN_FLIGHT]
+//! ```
+//!
+//! `IN_FLIGHT` events are ingested at once (default 1: one after another), as concurrent
+//! deliveries would be; with `postgres`, `EDGES` runtimes (each its own connection pool, routing
+//! through the database's index as edges sharing one database do) take the events in turn. The
+//! waits are registered through the runtime too (jobs started, waits registered), 64 at once;
+//! that is not timed.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use ozcheck_runtime::clock::{ManualClock, Timestamp};
 use ozcheck_runtime::config::Config;
 use ozcheck_runtime::model::Event;
-use ozcheck_runtime::store::{MemoryStore, SqliteStore, Store};
+use ozcheck_runtime::routes::Routing;
+use ozcheck_runtime::store::{MemoryStore, PostgresStore, SqliteStore, Store};
 use ozcheck_runtime::{JobStart, Runtime};
 use serde_json::json;
+use tokio::task::JoinSet;
 
 const WAITS: usize = 100_000;
 const SUBJECTS: usize = 10_000;
 const TYPES: usize = WAITS / SUBJECTS;
+/// Registrations at once while seeding (not timed).
+const SEEDERS: usize = 64;
+/// Events per timed batch; the waits they took are registered again between batches.
+const BATCH: usize = 10_000;
 
-async fn register<S: Store>(rt: &Runtime<S>, n: usize, generation: usize) {
+async fn register<S: Store>(rt: Arc<Runtime<S>>, n: usize, generation: usize) {
     let subject = n % SUBJECTS;
     let kind = n / SUBJECTS % TYPES;
     let job = format!("j{n}-{generation}");
@@ -35,87 +52,137 @@ async fn register<S: Store>(rt: &Runtime<S>, n: usize, generation: usize) {
         .expect("wait");
 }
 
-/// CPU time of the whole process (user + system, all threads: `SQLite` runs its queries on a
-/// worker thread), from Linux's /proc (zero elsewhere). On a loaded machine wall-clock throughput
-/// mostly measures the other processes.
-fn process_cpu() -> Duration {
-    let Ok(stat) = std::fs::read_to_string("/proc/self/stat") else {
-        return Duration::ZERO;
+/// Registers the waits `(n, generation)`, [`SEEDERS`] at once.
+async fn register_all<S: Store>(rt: &Arc<Runtime<S>>, waits: impl Iterator<Item = (usize, usize)>) {
+    let mut running = JoinSet::new();
+    for (n, generation) in waits {
+        if running.len() >= SEEDERS {
+            running
+                .join_next()
+                .await
+                .expect("a task")
+                .expect("register");
+        }
+        running.spawn(register(rt.clone(), n, generation));
+    }
+    while let Some(done) = running.join_next().await {
+        done.expect("register");
+    }
+}
+
+/// CPU time (user + system) by thread name, from Linux's /proc (empty elsewhere): the stores run
+/// their statements on threads of their own (the `SQLite` store's writer and reader, sqlx's
+/// `SQLite` workers), beside the runtime's thread.
+fn thread_cpu() -> BTreeMap<String, Duration> {
+    let mut by_name = BTreeMap::new();
+    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
+        return by_name;
     };
-    // Fields after the command name (which is in parentheses and may hold spaces).
-    let Some(rest) = stat.rsplit_once(')').map(|(_, r)| r) else {
-        return Duration::ZERO;
-    };
-    let fields: Vec<&str> = rest.split_whitespace().collect();
-    let ticks = |i: usize| {
-        fields
-            .get(i)
-            .and_then(|f| f.parse::<u64>().ok())
-            .unwrap_or(0)
-    };
-    // utime and stime are fields 14 and 15 of the line (indices 11 and 12 after the name); the
-    // clock ticks 100 times a second on Linux.
-    Duration::from_millis((ticks(11) + ticks(12)) * 10)
+    for task in tasks.flatten() {
+        let Ok(stat) = std::fs::read_to_string(task.path().join("stat")) else {
+            continue;
+        };
+        // The name is in parentheses and may hold spaces; the fields follow it.
+        let (Some(open), Some(close)) = (stat.find('('), stat.rfind(')')) else {
+            continue;
+        };
+        let name = stat[open + 1..close].to_owned();
+        let fields: Vec<&str> = stat[close + 1..].split_whitespace().collect();
+        let ticks = |i: usize| {
+            fields
+                .get(i)
+                .and_then(|f| f.parse::<u64>().ok())
+                .unwrap_or(0)
+        };
+        // utime and stime are fields 14 and 15 of the line (indices 11 and 12 after the name);
+        // the clock ticks 100 times a second on Linux.
+        *by_name.entry(name).or_default() += Duration::from_millis((ticks(11) + ticks(12)) * 10);
+    }
+    by_name
+}
+
+/// The CPU time each thread name gained since `before`.
+fn cpu_since(before: &BTreeMap<String, Duration>, into: &mut BTreeMap<String, Duration>) {
+    for (name, now) in thread_cpu() {
+        let gained = now.saturating_sub(before.get(&name).copied().unwrap_or_default());
+        *into.entry(name).or_default() += gained;
+    }
 }
 
 struct Measured {
     wall: Duration,
-    cpu: Duration,
+    /// CPU time by thread name.
+    cpu: BTreeMap<String, Duration>,
     latencies: Vec<Duration>,
 }
 
-const BATCH: usize = 10_000;
-
-async fn run<S: Store>(store: S, events: usize) -> Measured {
-    let config: Config =
-        serde_json::from_value(json!({"sources": [{"name": "ci", "kind": "json"}]})).unwrap();
-    let clock = ManualClock::new(Timestamp(1_767_225_600_000));
-    let rt = Runtime::start(Arc::new(store), Arc::new(clock), Arc::new(config))
-        .await
-        .expect("start");
-    for n in 0..WAITS {
-        register(&rt, n, 0).await;
+fn event(k: usize) -> Event {
+    let n = k % WAITS;
+    Event {
+        source: "ci".into(),
+        id: format!("e{k}"),
+        kind: format!("t{}", n / SUBJECTS % TYPES),
+        action: "completed".into(),
+        subject: format!("repo/s#{}", n % SUBJECTS),
+        text: String::new(),
+        attributes: json!({"conclusion": "success"}),
     }
-    assert_eq!(rt.armed(), WAITS);
+}
+
+/// Ingests `events` through `edges` in turn, `in_flight` at once (`local`: one edge routing
+/// through its own index, whose size is checked).
+async fn run<S: Store>(
+    edges: &[Arc<Runtime<S>>],
+    local: bool,
+    events: usize,
+    in_flight: usize,
+) -> Measured {
+    let first = &edges[0];
+    register_all(first, (0..WAITS).map(|n| (n, 0))).await;
     let mut m = Measured {
         wall: Duration::ZERO,
-        cpu: Duration::ZERO,
+        cpu: BTreeMap::new(),
         latencies: Vec::with_capacity(events),
     };
     let mut k = 0;
     while k < events {
-        let batch: Vec<Event> = (k..(k + BATCH).min(events))
-            .map(|k| {
-                let n = k % WAITS;
-                Event {
-                    source: "ci".into(),
-                    id: format!("e{k}"),
-                    kind: format!("t{}", n / SUBJECTS % TYPES),
-                    action: "completed".into(),
-                    subject: format!("repo/s#{}", n % SUBJECTS),
-                    text: String::new(),
-                    attributes: json!({"conclusion": "success"}),
-                }
-            })
-            .collect();
+        let batch: Vec<Event> = (k..(k + BATCH).min(events)).map(event).collect();
         // One batch touches distinct waits; each event takes exactly one.
-        let cpu = process_cpu();
+        let cpu = thread_cpu();
         let wall = Instant::now();
-        for event in &batch {
-            let start = Instant::now();
-            rt.ingest(event).await.expect("ingest");
-            m.latencies.push(start.elapsed());
+        let mut running = JoinSet::new();
+        for (i, event) in batch.iter().cloned().enumerate() {
+            if running.len() >= in_flight {
+                m.latencies
+                    .push(running.join_next().await.expect("a task").expect("ingest"));
+            }
+            let rt = edges[i % edges.len()].clone();
+            running.spawn(async move {
+                let start = Instant::now();
+                let stored = rt.ingest(&event).await.expect("ingest");
+                assert!(stored.is_some(), "a new event");
+                start.elapsed()
+            });
+        }
+        while let Some(done) = running.join_next().await {
+            m.latencies.push(done.expect("ingest"));
         }
         m.wall += wall.elapsed();
-        m.cpu += process_cpu().saturating_sub(cpu);
-        assert_eq!(rt.armed(), WAITS - batch.len());
-        // Keep the index full: the waits that got an event are replaced (not timed).
-        for j in k..k + batch.len() {
-            register(&rt, j % WAITS, j / WAITS + 1).await;
+        cpu_since(&cpu, &mut m.cpu);
+        if local {
+            assert_eq!(first.armed(), WAITS - batch.len());
         }
+        // Keep the index full: the waits that got an event are replaced (not timed).
+        register_all(
+            first,
+            (k..k + batch.len()).map(|j| (j % WAITS, j / WAITS + 1)),
+        )
+        .await;
         k += batch.len();
     }
-    assert_eq!(rt.armed(), WAITS);
+    if local {
+        assert_eq!(first.armed(), WAITS);
+    }
     m
 }
 
@@ -124,33 +191,114 @@ fn report(name: &str, mut m: Measured) {
     let n = m.latencies.len();
     let pct = |p: f64| m.latencies[((n as f64 * p) as usize).min(n - 1)];
     let per_sec = |d: Duration| n as f64 / d.as_secs_f64();
+    let cpu: Duration = m.cpu.values().sum();
     println!(
         "{name}: {n} events through {WAITS} open waits over {SUBJECTS} subjects: \
-         {:.0} events/s wall, {:.0} events/s of CPU time; latency p50 {:?}, p99 {:?}, max {:?}",
+         {:.0} events/s wall, {:.0} events/s of this process's CPU time; \
+         latency p50 {:?}, p99 {:?}, max {:?}",
         per_sec(m.wall),
-        per_sec(m.cpu),
+        per_sec(cpu),
         pct(0.50),
         pct(0.99),
         m.latencies[n - 1]
     );
+    let threads: Vec<String> = m
+        .cpu
+        .iter()
+        .filter(|(_, d)| !d.is_zero())
+        .map(|(name, d)| format!("{name} {:.1} µs", d.as_secs_f64() * 1e6 / n as f64))
+        .collect();
+    println!("  CPU per event by thread: {}", threads.join(", "));
 }
 
-#[tokio::main(flavor = "current_thread")]
-async fn main() {
+fn config() -> Arc<Config> {
+    Arc::new(serde_json::from_value(json!({"sources": [{"name": "ci", "kind": "json"}]})).unwrap())
+}
+
+fn clock() -> Arc<ManualClock> {
+    Arc::new(ManualClock::new(Timestamp(1_767_225_600_000)))
+}
+
+async fn alone<S: Store>(store: S) -> Vec<Arc<Runtime<S>>> {
+    vec![
+        Runtime::start(Arc::new(store), clock(), config())
+            .await
+            .expect("start"),
+    ]
+}
+
+fn number(arg: Option<String>, default: usize) -> usize {
+    arg.and_then(|a| a.parse().ok()).unwrap_or(default)
+}
+
+fn main() {
     let mut args = std::env::args().skip(1);
     let which = args.next().unwrap_or_else(|| "memory".into());
-    let events: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(100_000);
+    let runtime = |threads: usize| {
+        let mut builder = if threads == 1 {
+            tokio::runtime::Builder::new_current_thread()
+        } else {
+            let mut b = tokio::runtime::Builder::new_multi_thread();
+            b.worker_threads(threads);
+            b
+        };
+        builder.enable_all().build().expect("tokio")
+    };
     match which.as_str() {
-        "memory" => {
-            report("memory", run(MemoryStore::new(), events).await);
+        "memory" | "sqlite" => {
+            let events = number(args.next(), 100_000);
+            let in_flight = number(args.next(), 1).max(1);
+            runtime(1).block_on(async {
+                let name = format!("{which}, {in_flight} in flight");
+                if which == "memory" {
+                    report(
+                        &name,
+                        run(&alone(MemoryStore::new()).await, true, events, in_flight).await,
+                    );
+                } else {
+                    let dir = tempfile::tempdir().expect("tempdir");
+                    let store = SqliteStore::open(&dir.path().join("bench.db"))
+                        .await
+                        .expect("open");
+                    report(
+                        &name,
+                        run(&alone(store).await, true, events, in_flight).await,
+                    );
+                }
+            });
         }
-        "sqlite" => {
-            let dir = tempfile::tempdir().expect("tempdir");
-            let store = SqliteStore::open(&dir.path().join("bench.db"))
-                .await
-                .expect("open");
-            report("sqlite", run(store, events).await);
+        "postgres" => {
+            let url = args.next().expect("a database URL");
+            let edges = number(args.next(), 1).max(1);
+            let events = number(args.next(), 100_000);
+            let in_flight = number(args.next(), 64).max(1);
+            runtime(2).block_on(async {
+                let schema = PostgresStore::create_schema(&url).await.expect("schema");
+                let clock = clock();
+                let mut runtimes = Vec::new();
+                for e in 0..edges {
+                    let store = PostgresStore::connect_in_schema(&url, &schema)
+                        .await
+                        .expect("connect");
+                    let routing = Routing::Shared {
+                        edge: format!("edge-{e}"),
+                    };
+                    let rt =
+                        Runtime::start_with(Arc::new(store), clock.clone(), config(), &routing)
+                            .await
+                            .expect("start");
+                    runtimes.push(rt);
+                }
+                let m = run(&runtimes, false, events, in_flight).await;
+                report(
+                    &format!("postgres, {edges} edges, {in_flight} in flight"),
+                    m,
+                );
+                PostgresStore::drop_schema(&url, &schema)
+                    .await
+                    .expect("drop the schema");
+            });
         }
-        other => eprintln!("unknown store `{other}`: memory or sqlite"),
+        other => eprintln!("unknown store `{other}`: memory, sqlite or postgres"),
     }
 }

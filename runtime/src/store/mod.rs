@@ -8,10 +8,12 @@
 //!
 //! The semantics of every step are written once ([`semantics`]) over the row contract of
 //! [`rows`]; a backend only stores and reads rows inside transactions: [`MemoryStore`] under one
-//! lock with an undo log, [`SqliteStore`] in `BEGIN IMMEDIATE` transactions (one edge),
-//! [`PostgresStore`] under READ COMMITTED (any number of edges); both relational backends run
-//! the one set of SQL statements in `sql.rs`. [`StoreLocation`] is what `--db` names.
+//! lock with an undo log, [`SqliteStore`] on a writer thread that commits the steps queued for
+//! it together (`BEGIN IMMEDIATE`, a savepoint per step; one edge), [`PostgresStore`] under
+//! READ COMMITTED (any number of edges); both relational backends run the one set of SQL
+//! statements in `sql.rs`. [`StoreLocation`] is what `--db` names.
 
+mod lite;
 mod location;
 mod memory;
 mod postgres;
@@ -25,7 +27,7 @@ use std::future::Future;
 pub use location::{BadLocation, StoreLocation};
 pub use memory::{MemoryStore, MemoryTx};
 pub use postgres::{PostgresRead, PostgresStore, PostgresTx};
-pub use sqlite::{SqliteRead, SqliteStore, SqliteTx};
+pub use sqlite::{MAX_BATCH, SqliteStore};
 
 use crate::clock::Timestamp;
 use crate::model::{

@@ -196,5 +196,5 @@ const LOCK_FIRES: &str = "INSERT INTO fire_locks (kind, name) VALUES ($1, $2) \
      ON CONFLICT (kind, name) DO UPDATE SET taken = fire_locks.taken + 1";
 
 columns!(PgRow);
-sql_rows!(read: PostgresRead, last_seq: LAST_SEQ);
-sql_rows!(write: PostgresTx, last_seq: LAST_SEQ, lock_fires: Some(LOCK_FIRES));
+sql_rows!(read: PostgresRead, query: sqlx::query, last_seq: LAST_SEQ);
+sql_rows!(write: PostgresTx, query: sqlx::query, last_seq: LAST_SEQ, lock_fires: Some(LOCK_FIRES));

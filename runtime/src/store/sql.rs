@@ -2,7 +2,9 @@
 //! `PostgreSQL`: `$n` parameters, `ON CONFLICT`, `RETURNING`), the decoding of rows into the
 //! model, and [`sql_rows!`], which implements the row contract for a backend's connection type.
 //! A backend supplies only its dialect's two differences (how to read the last event sequence,
-//! and how to hold other fire recorders of a routine) and how a transaction begins and ends.
+//! and how to hold other fire recorders of a routine), how a statement runs (sqlx for
+//! `PostgreSQL`, the `SQLite` store's own connection for `SQLite`) and how a transaction begins
+//! and ends.
 
 use std::time::Duration;
 
@@ -245,14 +247,17 @@ macro_rules! select_waits {
 pub(super) use select_waits;
 
 /// Implements [`super::rows::ReadRows`] and [`super::rows::Rows`] for `$ty`: a driver's
-/// [`SqlRead`], or for writes its [`SqlTx`]. `$last_seq` reads the highest event sequence ever given (one
-/// column `seq`, or no row); `$lock_fires` is the statement that holds other fire recorders
-/// of a routine (`$1` kind, `$2` name), or `None` when transactions are serial already.
+/// [`SqlRead`], or for writes its [`SqlTx`] (or the `SQLite` store's own connection types).
+/// `$query` builds a statement as `sqlx::query` does (`.bind(…)`, then `.execute`, `.fetch_one`,
+/// `.fetch_optional` or `.fetch_all` on `self.conn()`). `$last_seq` reads the highest event
+/// sequence ever given (one column `seq`, or no row); `$lock_fires` is the statement that holds
+/// other fire recorders of a routine (`$1` kind, `$2` name), or `None` when transactions are
+/// serial already.
 macro_rules! sql_rows {
-    (read: $ty:ty, last_seq: $last_seq:expr) => {
+    (read: $ty:ty, query: $query:path, last_seq: $last_seq:expr) => {
         impl $crate::store::rows::ReadRows for $ty {
             async fn job(&mut self, id: &str) -> $crate::store::StoreResult<Option<$crate::model::Job>> {
-                let row = sqlx::query("SELECT * FROM jobs WHERE id = $1")
+                let row = $query("SELECT * FROM jobs WHERE id = $1")
                     .bind(id)
                     .fetch_optional(self.conn())
                     .await?;
@@ -260,7 +265,7 @@ macro_rules! sql_rows {
             }
 
             async fn wait(&mut self, job: &str, name: &str) -> $crate::store::StoreResult<Option<$crate::model::Wait>> {
-                let row = sqlx::query($crate::store::sql::select_waits!("WHERE job_id = $1 AND name = $2"))
+                let row = $query($crate::store::sql::select_waits!("WHERE job_id = $1 AND name = $2"))
                     .bind(job)
                     .bind(name)
                     .fetch_optional(self.conn())
@@ -269,7 +274,7 @@ macro_rules! sql_rows {
             }
 
             async fn waits_named(&mut self, name: &str) -> $crate::store::StoreResult<Vec<$crate::model::Wait>> {
-                let rows = sqlx::query($crate::store::sql::select_waits!("WHERE name = $1 ORDER BY seq"))
+                let rows = $query($crate::store::sql::select_waits!("WHERE name = $1 ORDER BY seq"))
                     .bind(name)
                     .fetch_all(self.conn())
                     .await?;
@@ -277,7 +282,7 @@ macro_rules! sql_rows {
             }
 
             async fn wait_by_seq(&mut self, seq: i64) -> $crate::store::StoreResult<Option<$crate::model::Wait>> {
-                let row = sqlx::query($crate::store::sql::select_waits!("WHERE seq = $1"))
+                let row = $query($crate::store::sql::select_waits!("WHERE seq = $1"))
                     .bind(seq)
                     .fetch_optional(self.conn())
                     .await?;
@@ -285,7 +290,7 @@ macro_rules! sql_rows {
             }
 
             async fn waits_of_job(&mut self, job: &str) -> $crate::store::StoreResult<Vec<$crate::model::Wait>> {
-                let rows = sqlx::query($crate::store::sql::select_waits!("WHERE job_id = $1 ORDER BY seq"))
+                let rows = $query($crate::store::sql::select_waits!("WHERE job_id = $1 ORDER BY seq"))
                     .bind(job)
                     .fetch_all(self.conn())
                     .await?;
@@ -293,7 +298,7 @@ macro_rules! sql_rows {
             }
 
             async fn open_waits(&mut self) -> $crate::store::StoreResult<Vec<$crate::model::Wait>> {
-                let rows = sqlx::query($crate::store::sql::select_waits!("WHERE state = 'open' ORDER BY seq"))
+                let rows = $query($crate::store::sql::select_waits!("WHERE state = 'open' ORDER BY seq"))
                     .fetch_all(self.conn())
                     .await?;
                 rows.iter().map($crate::store::sql::wait_from_row).collect()
@@ -304,7 +309,7 @@ macro_rules! sql_rows {
                 source: &str,
                 subject: &str,
             ) -> $crate::store::StoreResult<Vec<$crate::model::Wait>> {
-                let rows = sqlx::query($crate::store::sql::select_waits!(
+                let rows = $query($crate::store::sql::select_waits!(
                     "WHERE state = 'open' AND source = $1 AND (subject = $2 OR subject IS NULL) \
                      ORDER BY seq"
                 ))
@@ -320,7 +325,7 @@ macro_rules! sql_rows {
                 now: $crate::clock::Timestamp,
                 limit: u32,
             ) -> $crate::store::StoreResult<Vec<$crate::model::Wait>> {
-                let rows = sqlx::query($crate::store::sql::select_waits!(
+                let rows = $query($crate::store::sql::select_waits!(
                     "WHERE state = 'open' AND deadline <= $1 ORDER BY deadline, seq LIMIT $2"
                 ))
                 .bind(now.0)
@@ -333,7 +338,7 @@ macro_rules! sql_rows {
             async fn next_deadline(
                 &mut self,
             ) -> $crate::store::StoreResult<Option<$crate::clock::Timestamp>> {
-                let row = sqlx::query(
+                let row = $query(
                     "SELECT deadline FROM waits WHERE state = 'open' ORDER BY deadline LIMIT 1",
                 )
                 .fetch_optional(self.conn())
@@ -346,7 +351,7 @@ macro_rules! sql_rows {
             }
 
             async fn last_event_seq(&mut self) -> $crate::store::StoreResult<i64> {
-                let row = sqlx::query($last_seq).fetch_optional(self.conn()).await?;
+                let row = $query($last_seq).fetch_optional(self.conn()).await?;
                 Ok(row.as_ref().map(|r| $crate::store::sql::Columns::int(r, "seq")).transpose()?.unwrap_or(0))
             }
 
@@ -356,7 +361,7 @@ macro_rules! sql_rows {
                 after_seq: i64,
                 since: $crate::clock::Timestamp,
             ) -> $crate::store::StoreResult<Vec<$crate::model::StoredEvent>> {
-                let rows = sqlx::query(
+                let rows = $query(
                     "SELECT * FROM events WHERE source = $1 AND seq > $2 AND received_at >= $3 \
                      ORDER BY seq",
                 )
@@ -370,7 +375,7 @@ macro_rules! sql_rows {
 
             async fn ledger_of_job(&mut self, job: &str) -> $crate::store::StoreResult<Vec<(String, String)>> {
                 let rows =
-                    sqlx::query("SELECT event_source, event_id FROM job_events WHERE job_id = $1")
+                    $query("SELECT event_source, event_id FROM job_events WHERE job_id = $1")
                         .bind(job)
                         .fetch_all(self.conn())
                         .await?;
@@ -385,7 +390,7 @@ macro_rules! sql_rows {
             }
 
             async fn event(&mut self, source: &str, id: &str) -> $crate::store::StoreResult<Option<$crate::model::StoredEvent>> {
-                let row = sqlx::query("SELECT * FROM events WHERE source = $1 AND event_id = $2")
+                let row = $query("SELECT * FROM events WHERE source = $1 AND event_id = $2")
                     .bind(source)
                     .bind(id)
                     .fetch_optional(self.conn())
@@ -399,7 +404,7 @@ macro_rules! sql_rows {
                 id: &str,
             ) -> $crate::store::StoreResult<Option<bool>> {
                 let row =
-                    sqlx::query("SELECT routed FROM events WHERE source = $1 AND event_id = $2")
+                    $query("SELECT routed FROM events WHERE source = $1 AND event_id = $2")
                         .bind(source)
                         .bind(id)
                         .fetch_optional(self.conn())
@@ -414,7 +419,7 @@ macro_rules! sql_rows {
                 before: $crate::clock::Timestamp,
                 limit: u32,
             ) -> $crate::store::StoreResult<Vec<$crate::model::StoredEvent>> {
-                let rows = sqlx::query(
+                let rows = $query(
                     "SELECT * FROM events WHERE NOT routed AND received_at < $1 \
                      ORDER BY seq LIMIT $2",
                 )
@@ -426,7 +431,7 @@ macro_rules! sql_rows {
             }
 
             async fn fire_exists(&mut self, job: &str) -> $crate::store::StoreResult<bool> {
-                let row = sqlx::query("SELECT job_id FROM fires WHERE job_id = $1")
+                let row = $query("SELECT job_id FROM fires WHERE job_id = $1")
                     .bind(job)
                     .fetch_optional(self.conn())
                     .await?;
@@ -439,7 +444,7 @@ macro_rules! sql_rows {
                 name: &str,
                 since: $crate::clock::Timestamp,
             ) -> $crate::store::StoreResult<u64> {
-                let row = sqlx::query(
+                let row = $query(
                     "SELECT COUNT(*) AS n FROM fires WHERE kind = $1 AND name = $2 \
                      AND state = 'started' AND at >= $3",
                 )
@@ -452,14 +457,14 @@ macro_rules! sql_rows {
             }
 
             async fn fires(&mut self) -> $crate::store::StoreResult<Vec<$crate::model::Fire>> {
-                let rows = sqlx::query("SELECT * FROM fires ORDER BY seq")
+                let rows = $query("SELECT * FROM fires ORDER BY seq")
                     .fetch_all(self.conn())
                     .await?;
                 rows.iter().map($crate::store::sql::fire_from_row).collect()
             }
 
             async fn fire(&mut self, job: &str) -> $crate::store::StoreResult<Option<$crate::model::Fire>> {
-                let row = sqlx::query("SELECT * FROM fires WHERE job_id = $1")
+                let row = $query("SELECT * FROM fires WHERE job_id = $1")
                     .bind(job)
                     .fetch_optional(self.conn())
                     .await?;
@@ -467,7 +472,7 @@ macro_rules! sql_rows {
             }
 
             async fn steps_of_job(&mut self, job: &str) -> $crate::store::StoreResult<Vec<$crate::model::StepRecord>> {
-                let rows = sqlx::query("SELECT * FROM flow_steps WHERE job_id = $1 ORDER BY seq")
+                let rows = $query("SELECT * FROM flow_steps WHERE job_id = $1 ORDER BY seq")
                     .bind(job)
                     .fetch_all(self.conn())
                     .await?;
@@ -479,7 +484,7 @@ macro_rules! sql_rows {
                 after: i64,
                 limit: u32,
             ) -> $crate::store::StoreResult<Vec<(i64, $crate::model::AuditRecord)>> {
-                let rows = sqlx::query(
+                let rows = $query(
                     "SELECT seq, at, action, data FROM audit WHERE seq > $1 ORDER BY seq LIMIT $2",
                 )
                 .bind(after)
@@ -492,14 +497,14 @@ macro_rules! sql_rows {
             }
 
             async fn audit(&mut self) -> $crate::store::StoreResult<Vec<$crate::model::AuditRecord>> {
-                let rows = sqlx::query("SELECT at, action, data FROM audit ORDER BY seq")
+                let rows = $query("SELECT at, action, data FROM audit ORDER BY seq")
                     .fetch_all(self.conn())
                     .await?;
                 rows.iter().map($crate::store::sql::audit_from_row).collect()
             }
 
             async fn refusals(&mut self, source: &str, kind: &str, minute: i64) -> $crate::store::StoreResult<u64> {
-                let row = sqlx::query(
+                let row = $query(
                     "SELECT count FROM refusals WHERE source = $1 AND kind = $2 AND minute = $3",
                 )
                 .bind(source)
@@ -512,7 +517,7 @@ macro_rules! sql_rows {
             }
 
             async fn outputs(&mut self, job: &str) -> $crate::store::StoreResult<Vec<$crate::model::Output>> {
-                let rows = sqlx::query("SELECT * FROM outputs WHERE job_id = $1 ORDER BY seq")
+                let rows = $query("SELECT * FROM outputs WHERE job_id = $1 ORDER BY seq")
                     .bind(job)
                     .fetch_all(self.conn())
                     .await?;
@@ -520,7 +525,7 @@ macro_rules! sql_rows {
             }
 
             async fn flag(&mut self, key: &str) -> $crate::store::StoreResult<bool> {
-                let row = sqlx::query("SELECT key FROM flags WHERE key = $1")
+                let row = $query("SELECT key FROM flags WHERE key = $1")
                     .bind(key)
                     .fetch_optional(self.conn())
                     .await?;
@@ -528,12 +533,12 @@ macro_rules! sql_rows {
             }
         }
     };
-    (write: $ty:ty, last_seq: $last_seq:expr, lock_fires: $lock_fires:expr) => {
-        $crate::store::sql::sql_rows!(read: $ty, last_seq: $last_seq);
+    (write: $ty:ty, query: $query:path, last_seq: $last_seq:expr, lock_fires: $lock_fires:expr) => {
+        $crate::store::sql::sql_rows!(read: $ty, query: $query, last_seq: $last_seq);
 
         impl $crate::store::rows::Rows for $ty {
             async fn insert_job(&mut self, job: &$crate::model::Job) -> $crate::store::StoreResult<bool> {
-                let done = sqlx::query(
+                let done = $query(
                     "INSERT INTO jobs (id, started_at, start_seq, deadline, runtime, shadow, \
                      sandboxed) VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (id) DO NOTHING",
                 )
@@ -550,7 +555,7 @@ macro_rules! sql_rows {
             }
 
             async fn set_outside_started(&mut self, id: &str) -> $crate::store::StoreResult<()> {
-                sqlx::query(
+                $query(
                     "UPDATE jobs SET outside_started = TRUE WHERE id = $1 AND NOT outside_started",
                 )
                 .bind(id)
@@ -561,7 +566,7 @@ macro_rules! sql_rows {
 
             async fn set_job_ended(&mut self, id: &str, at: $crate::clock::Timestamp) -> $crate::store::StoreResult<bool> {
                 let done =
-                    sqlx::query("UPDATE jobs SET ended_at = $1 WHERE id = $2 AND ended_at IS NULL")
+                    $query("UPDATE jobs SET ended_at = $1 WHERE id = $2 AND ended_at IS NULL")
                         .bind(at.0)
                         .bind(id)
                         .execute(self.conn())
@@ -570,7 +575,7 @@ macro_rules! sql_rows {
             }
 
             async fn insert_wait(&mut self, wait: &$crate::model::Wait) -> $crate::store::StoreResult<Option<i64>> {
-                let row = sqlx::query(
+                let row = $query(
                     "INSERT INTO waits (name, job_id, source, subject, types, filter, timeout_ms, \
                      since, after_seq, created_at, deadline) \
                      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) \
@@ -593,7 +598,7 @@ macro_rules! sql_rows {
             }
 
             async fn close_wait(&mut self, seq: i64, closing: $crate::store::rows::Closing<'_>) -> $crate::store::StoreResult<bool> {
-                let done = sqlx::query(
+                let done = $query(
                     "UPDATE waits SET state = $1, event_source = $2, event_id = $3, reason = $4, \
                      closed_at = $5, event_data = $6 WHERE seq = $7 AND state = 'open'",
                 )
@@ -614,7 +619,7 @@ macro_rules! sql_rows {
                 event: &$crate::model::Event,
                 received_at: $crate::clock::Timestamp,
             ) -> $crate::store::StoreResult<Option<i64>> {
-                let row = sqlx::query(
+                let row = $query(
                     "INSERT INTO events (source, event_id, type, action, subject, text, \
                      attributes, received_at, routed) \
                      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, FALSE) \
@@ -634,7 +639,7 @@ macro_rules! sql_rows {
             }
 
             async fn delete_events_before(&mut self, before: $crate::clock::Timestamp) -> $crate::store::StoreResult<u64> {
-                let done = sqlx::query("DELETE FROM events WHERE received_at < $1")
+                let done = $query("DELETE FROM events WHERE received_at < $1")
                     .bind(before.0)
                     .execute(self.conn())
                     .await?;
@@ -647,7 +652,7 @@ macro_rules! sql_rows {
                 event: (&str, &str),
                 wait_seq: i64,
             ) -> $crate::store::StoreResult<bool> {
-                let done = sqlx::query(
+                let done = $query(
                     "INSERT INTO job_events (job_id, event_source, event_id, wait_seq) \
                      VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING",
                 )
@@ -665,7 +670,7 @@ macro_rules! sql_rows {
                 job: &str,
                 event: (&str, &str),
             ) -> $crate::store::StoreResult<()> {
-                sqlx::query(
+                $query(
                     "DELETE FROM job_events WHERE job_id = $1 AND event_source = $2 \
                      AND event_id = $3",
                 )
@@ -678,7 +683,7 @@ macro_rules! sql_rows {
             }
 
             async fn set_routed(&mut self, source: &str, id: &str) -> $crate::store::StoreResult<()> {
-                sqlx::query(
+                $query(
                     "UPDATE events SET routed = TRUE WHERE source = $1 AND event_id = $2 \
                      AND NOT routed",
                 )
@@ -696,7 +701,7 @@ macro_rules! sql_rows {
                 now: $crate::clock::Timestamp,
                 until: $crate::clock::Timestamp,
             ) -> $crate::store::StoreResult<bool> {
-                let row = sqlx::query(
+                let row = $query(
                     "INSERT INTO leases (name, holder, expires_at) VALUES ($1, $2, $3) \
                      ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, \
                      expires_at = excluded.expires_at \
@@ -715,7 +720,7 @@ macro_rules! sql_rows {
             async fn lock_fires(&mut self, kind: &str, name: &str) -> $crate::store::StoreResult<()> {
                 let statement: Option<&'static str> = $lock_fires;
                 if let Some(statement) = statement {
-                    sqlx::query(statement)
+                    $query(statement)
                         .bind(kind)
                         .bind(name)
                         .execute(self.conn())
@@ -725,7 +730,7 @@ macro_rules! sql_rows {
             }
 
             async fn insert_fire(&mut self, fire: &$crate::model::Fire) -> $crate::store::StoreResult<bool> {
-                let done = sqlx::query(
+                let done = $query(
                     "INSERT INTO fires (job_id, kind, name, trigger, state, reason, at, event_data) \
                      VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (job_id) DO NOTHING",
                 )
@@ -743,7 +748,7 @@ macro_rules! sql_rows {
             }
 
             async fn insert_step(&mut self, step: &$crate::model::StepRecord) -> $crate::store::StoreResult<bool> {
-                let done = sqlx::query(
+                let done = $query(
                     "INSERT INTO flow_steps (job_id, step_id, state, output, details, at) \
                      VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (job_id, step_id) DO NOTHING",
                 )
@@ -765,7 +770,7 @@ macro_rules! sql_rows {
                 output: &serde_json::Value,
                 at: $crate::clock::Timestamp,
             ) -> $crate::store::StoreResult<bool> {
-                let done = sqlx::query(
+                let done = $query(
                     "UPDATE flow_steps SET state = 'decided', output = $1, decided_at = $2 \
                      WHERE job_id = $3 AND step_id = $4 AND state = 'pending'",
                 )
@@ -779,7 +784,7 @@ macro_rules! sql_rows {
             }
 
             async fn append_audit(&mut self, record: &$crate::model::AuditRecord) -> $crate::store::StoreResult<()> {
-                sqlx::query("INSERT INTO audit (at, action, data) VALUES ($1, $2, $3)")
+                $query("INSERT INTO audit (at, action, data) VALUES ($1, $2, $3)")
                     .bind(record.at.0)
                     .bind(&record.action)
                     .bind(record.data.to_string())
@@ -789,7 +794,7 @@ macro_rules! sql_rows {
             }
 
             async fn bump_refusal(&mut self, source: &str, kind: &str, minute: i64) -> $crate::store::StoreResult<u64> {
-                let row = sqlx::query(
+                let row = $query(
                     "INSERT INTO refusals (source, kind, minute, count) VALUES ($1, $2, $3, 1) \
                      ON CONFLICT (source, kind, minute) DO UPDATE SET count = refusals.count + 1 \
                      RETURNING count",
@@ -803,7 +808,7 @@ macro_rules! sql_rows {
             }
 
             async fn insert_output(&mut self, output: &$crate::model::Output) -> $crate::store::StoreResult<()> {
-                sqlx::query(
+                $query(
                     "INSERT INTO outputs (job_id, name, apply_now, called_at, applied_at) \
                      VALUES ($1, $2, $3, $4, $5)",
                 )
@@ -818,7 +823,7 @@ macro_rules! sql_rows {
             }
 
             async fn apply_outputs(&mut self, job: &str, at: $crate::clock::Timestamp) -> $crate::store::StoreResult<()> {
-                sqlx::query(
+                $query(
                     "UPDATE outputs SET applied_at = $1 WHERE job_id = $2 AND applied_at IS NULL",
                 )
                 .bind(at.0)
@@ -834,7 +839,7 @@ macro_rules! sql_rows {
                 } else {
                     "DELETE FROM flags WHERE key = $1"
                 };
-                sqlx::query(statement).bind(key).execute(self.conn()).await?;
+                $query(statement).bind(key).execute(self.conn()).await?;
                 Ok(())
             }
 

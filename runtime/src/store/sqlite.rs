@@ -1,58 +1,149 @@
-//! The embedded backend on `SQLite` (sqlx): one file, WAL journal, migrations embedded in the
-//! binary. Every write transaction is `BEGIN IMMEDIATE`, which takes the write lock up front, so
-//! write transactions run one at a time and a conditional write's condition holds until the
-//! commit. Reads run on the other pooled connections beside the writer (WAL).
+//! The embedded backend on `SQLite`: one file, WAL journal, migrations embedded in the binary.
+//!
+//! Each store has two threads, each owning one connection ([`super::lite`]): the writer runs
+//! every step that writes, the reader every step that only reads (WAL lets it read beside the
+//! writer). A step is sent to its thread whole and run there, statement after statement, with
+//! no round trip per statement.
+//!
+//! The writer commits in groups: it takes the steps queued for it (at most [`MAX_BATCH`]), opens
+//! one `BEGIN IMMEDIATE` transaction, runs each step in a savepoint of its own (a step that fails
+//! takes back only its writes), commits, and only then answers every step of the group. So
+//! acknowledged still means committed, and one commit serves as many steps as arrived while
+//! the previous group ran. The write lock is held for the group, so a conditional write's
+//! condition holds until its commit, against this store's steps and any other connection's.
 
 use std::borrow::Cow;
+use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::Path;
-use std::str::FromStr;
+use std::pin::pin;
+use std::sync::{Arc, mpsc};
+use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
-use sqlx::Sqlite;
+use rusqlite::Connection;
 use sqlx::migrate::{Migration, MigrationType, Migrator};
-use sqlx::sqlite::{
-    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteRow,
-    SqliteSynchronous,
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
+use tokio::sync::oneshot;
+
+use super::lite::Lite;
+#[cfg(test)]
+use super::rows;
+use super::{
+    Candidate, Claim, FireLimit, FireOutcome, Received, Store, StoreError, StoreResult, WaitInsert,
+};
+use crate::clock::Timestamp;
+use crate::faults::{Faults, Faulty};
+use crate::model::{
+    AuditRecord, Event, Fire, Job, Output, StepRecord, StoredEvent, Wait, WaitState,
 };
 
-use super::StoreResult;
-use super::rows::Backend;
-use super::sql::{SqlRead, SqlTx, columns, sql_rows};
+/// Most steps committed by one transaction: a bound on how long the write lock is held and on
+/// how many answers wait for one commit.
+pub const MAX_BATCH: usize = 256;
 
-/// The `SQLite` store. Cheap to clone (a connection pool).
-#[derive(Clone, Debug)]
-pub struct SqliteStore {
-    pool: SqlitePool,
-}
+/// Each connection's page cache, in KiB (negative: `cache_size` takes kibibytes so).
+const CACHE_KIB: i64 = -32_768;
+
+/// How long a transaction waits for another connection's write lock.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The schema's migrations, in order.
+const MIGRATIONS: [(i64, &str, &str); 4] = [
+    (1, "waits", include_str!("../../migrations/0001_waits.sql")),
+    (
+        2,
+        "outputs",
+        include_str!("../../migrations/0002_outputs.sql"),
+    ),
+    (
+        3,
+        "routing",
+        include_str!("../../migrations/0003_routing.sql"),
+    ),
+    (
+        4,
+        "kept_events",
+        include_str!("../../migrations/0004_kept_events.sql"),
+    ),
+];
 
 fn migrator() -> Migrator {
-    let migration = |version, name, sql: &'static str| {
-        Migration::new(
-            version,
-            Cow::Borrowed(name),
-            MigrationType::Simple,
-            sqlx::SqlSafeStr::into_sql_str(sql),
-            false,
-        )
-    };
-    Migrator::with_migrations(vec![
-        migration(1, "waits", include_str!("../../migrations/0001_waits.sql")),
-        migration(
-            2,
-            "outputs",
-            include_str!("../../migrations/0002_outputs.sql"),
-        ),
-        migration(
-            3,
-            "routing",
-            include_str!("../../migrations/0003_routing.sql"),
-        ),
-        migration(
-            4,
-            "kept_events",
-            include_str!("../../migrations/0004_kept_events.sql"),
-        ),
-    ])
+    Migrator::with_migrations(
+        MIGRATIONS
+            .iter()
+            .map(|&(version, name, sql)| {
+                Migration::new(
+                    version,
+                    Cow::Borrowed(name),
+                    MigrationType::Simple,
+                    sqlx::SqlSafeStr::into_sql_str(sql),
+                    false,
+                )
+            })
+            .collect(),
+    )
+}
+
+/// The `SQLite` store. Cheap to clone (two queues); its threads stop when the last clone is
+/// dropped or [`SqliteStore::close`] is called.
+#[derive(Clone, Debug)]
+pub struct SqliteStore {
+    writer: Lane,
+    reader: Lane,
+}
+
+/// A thread's queue.
+#[derive(Clone, Debug)]
+struct Lane(mpsc::Sender<Message>);
+
+/// A step queued for a thread, with its caller's answer.
+trait Queued: Send {
+    /// Runs the step; returns how to answer once the group's commit is known.
+    fn run(self: Box<Self>, lite: &Lite) -> Answer;
+    /// Answers without running (the group's transaction could not begin).
+    fn fail(self: Box<Self>, error: &StoreError);
+}
+
+/// Answers a step, given the group's commit failure if there was one.
+type Answer = Box<dyn FnOnce(Option<&StoreError>) + Send>;
+
+/// A step and where its result goes.
+struct Call<T, F> {
+    step: F,
+    faults: Option<Arc<Faults>>,
+    answer: oneshot::Sender<StoreResult<T>>,
+}
+
+impl<T, F> Queued for Call<T, F>
+where
+    T: Send + 'static,
+    F: FnOnce(Db<'_>) -> StoreResult<T> + Send,
+{
+    fn run(self: Box<Self>, lite: &Lite) -> Answer {
+        let Call {
+            step,
+            faults,
+            answer,
+        } = *self;
+        let out = catch_unwind(AssertUnwindSafe(|| step(Db::new(lite, faults))))
+            .unwrap_or_else(|_| Err(StoreError("a store step panicked".into())));
+        Box::new(move |failed: Option<&StoreError>| {
+            let out = match failed {
+                Some(e) => Err(StoreError(e.0.clone())),
+                None => out,
+            };
+            let _ = answer.send(out);
+        })
+    }
+
+    fn fail(self: Box<Self>, error: &StoreError) {
+        let _ = self.answer.send(Err(StoreError(error.0.clone())));
+    }
+}
+
+enum Message {
+    Step(Box<dyn Queued>),
+    Stop(oneshot::Sender<()>),
 }
 
 impl SqliteStore {
@@ -63,53 +154,744 @@ impl SqliteStore {
             .create_if_missing(true)
             .journal_mode(SqliteJournalMode::Wal)
             .synchronous(SqliteSynchronous::Normal)
-            .busy_timeout(Duration::from_secs(10));
-        Self::with_options(options, 4).await
-    }
-
-    /// A private in-memory database (one connection, so every query sees the same data).
-    pub async fn in_memory() -> StoreResult<Self> {
-        let options = SqliteConnectOptions::from_str("sqlite::memory:")?;
-        Self::with_options(options, 1).await
-    }
-
-    async fn with_options(options: SqliteConnectOptions, max: u32) -> StoreResult<Self> {
+            .busy_timeout(BUSY_TIMEOUT);
+        // The migrations run through sqlx, whose table of applied migrations files made by
+        // earlier versions already have.
         let pool = SqlitePoolOptions::new()
-            .max_connections(max)
+            .max_connections(1)
             .connect_with(options)
             .await?;
         migrator().run(&pool).await?;
-        Ok(Self { pool })
+        pool.close().await;
+        let connect = |path: &Path| -> StoreResult<Lite> {
+            let conn = Connection::open(path)?;
+            conn.busy_timeout(BUSY_TIMEOUT)?;
+            conn.pragma_update(None, "journal_mode", "WAL")?;
+            conn.pragma_update(None, "synchronous", "NORMAL")?;
+            // The default 2 MiB page cache holds little of 100,000 waits and their indexes;
+            // every miss is a read from the operating system.
+            conn.pragma_update(None, "cache_size", CACHE_KIB)?;
+            Ok(Lite::new(conn))
+        };
+        let writer = Lane::spawn("ozcheck-sqlite-writer", connect(path)?, "BEGIN IMMEDIATE")?;
+        let reader = Lane::spawn("ozcheck-sqlite-reader", connect(path)?, "BEGIN")?;
+        Ok(Self { writer, reader })
     }
 
-    /// Closes every connection (a graceful stop).
+    /// A private in-memory database: one connection, whose thread runs reads and writes.
+    // Async like `open`, which callers use it in place of.
+    #[allow(clippy::unused_async)]
+    pub async fn in_memory() -> StoreResult<Self> {
+        let lite = Lite::new(Connection::open_in_memory()?);
+        for (_, _, sql) in MIGRATIONS {
+            lite.batch(sql)?;
+        }
+        let lane = Lane::spawn("ozcheck-sqlite-memory", lite, "BEGIN IMMEDIATE")?;
+        Ok(Self {
+            writer: lane.clone(),
+            reader: lane,
+        })
+    }
+
+    /// Stops the store's threads once the steps queued before this call are answered (a
+    /// graceful stop); later steps fail.
     pub async fn close(&self) {
-        self.pool.close().await;
+        for lane in [&self.writer, &self.reader] {
+            let (tx, rx) = oneshot::channel();
+            if lane.0.send(Message::Stop(tx)).is_ok() {
+                let _ = rx.await;
+            }
+        }
+    }
+
+    fn threads(&self) -> Threads<'_> {
+        Threads {
+            store: self,
+            faults: None,
+        }
     }
 }
 
-/// A write transaction on the `SQLite` store.
-pub type SqliteTx = SqlTx<Sqlite>;
-
-/// A read view on the `SQLite` store: one pooled connection.
-pub type SqliteRead = SqlRead<Sqlite>;
-
-impl Backend for SqliteStore {
-    type Tx<'a> = SqliteTx;
-    type Read<'a> = SqliteRead;
-
-    async fn begin(&self) -> StoreResult<SqliteTx> {
-        Ok(SqlTx(self.pool.begin_with("BEGIN IMMEDIATE").await?))
-    }
-
-    async fn read(&self) -> StoreResult<SqliteRead> {
-        Ok(SqlRead(self.pool.acquire().await?))
+impl Faulty<SqliteStore> {
+    fn threads(&self) -> Threads<'_> {
+        Threads {
+            store: self.inner(),
+            faults: Some(self.faults()),
+        }
     }
 }
 
-/// `sqlite_sequence` remembers the highest sequence ever given, even after a purge.
-const LAST_SEQ: &str = "SELECT seq FROM sqlite_sequence WHERE name = 'events'";
+/// A store's threads, and the crash switch its steps run behind, if any.
+struct Threads<'a> {
+    store: &'a SqliteStore,
+    faults: Option<&'a Arc<Faults>>,
+}
 
-columns!(SqliteRow);
-sql_rows!(read: SqliteRead, last_seq: LAST_SEQ);
-sql_rows!(write: SqliteTx, last_seq: LAST_SEQ, lock_fires: None);
+impl Threads<'_> {
+    async fn write<T: Send + 'static>(
+        &self,
+        step: impl FnOnce(Db<'_>) -> StoreResult<T> + Send + 'static,
+    ) -> StoreResult<T> {
+        self.store.writer.run(self.faults.cloned(), step).await
+    }
+
+    async fn read<T: Send + 'static>(
+        &self,
+        step: impl FnOnce(Db<'_>) -> StoreResult<T> + Send + 'static,
+    ) -> StoreResult<T> {
+        self.store.reader.run(self.faults.cloned(), step).await
+    }
+}
+
+/// The backend a step runs on, on its thread: the connection, or the connection behind a
+/// crash switch.
+enum Db<'a> {
+    Plain(&'a Lite),
+    Faulty(Faulty<Lite>),
+}
+
+impl<'a> Db<'a> {
+    fn new(lite: &'a Lite, faults: Option<Arc<Faults>>) -> Self {
+        match faults {
+            None => Db::Plain(lite),
+            Some(faults) => Db::Faulty(Faulty::new(lite.clone(), faults)),
+        }
+    }
+}
+
+/// Runs `$call` (a step of the semantics on backend `$b`) to its end on whichever backend `$db`
+/// is.
+macro_rules! on {
+    ($db:expr, |$b:ident| $call:expr) => {
+        match $db {
+            Db::Plain($b) => now($call),
+            Db::Faulty(ref $b) => now($call),
+        }
+    };
+}
+
+impl Lane {
+    fn spawn(name: &str, lite: Lite, begin: &'static str) -> StoreResult<Self> {
+        let (tx, rx) = mpsc::channel();
+        std::thread::Builder::new()
+            .name(name.to_owned())
+            .spawn(move || {
+                let stopped = serve(&lite, &rx, begin);
+                // The connection closes before a stop is answered, so the file is left whole
+                // (the last connection out checkpoints the WAL and removes it).
+                drop(lite);
+                if let Some(done) = stopped {
+                    let _ = done.send(());
+                }
+            })
+            .map_err(|e| StoreError(format!("cannot start the store's thread: {e}")))?;
+        Ok(Lane(tx))
+    }
+
+    async fn run<T: Send + 'static>(
+        &self,
+        faults: Option<Arc<Faults>>,
+        step: impl FnOnce(Db<'_>) -> StoreResult<T> + Send + 'static,
+    ) -> StoreResult<T> {
+        self.queue(faults, step)?
+            .await
+            .map_err(|_| StoreError("the store's thread stopped".into()))?
+    }
+
+    /// Queues a step; its result arrives on the receiver once its group is committed.
+    fn queue<T: Send + 'static>(
+        &self,
+        faults: Option<Arc<Faults>>,
+        step: impl FnOnce(Db<'_>) -> StoreResult<T> + Send + 'static,
+    ) -> StoreResult<oneshot::Receiver<StoreResult<T>>> {
+        let (answer, rx) = oneshot::channel();
+        let step = Box::new(Call {
+            step,
+            faults,
+            answer,
+        });
+        self.0
+            .send(Message::Step(step))
+            .map_err(|_| StoreError("the store is closed".into()))?;
+        Ok(rx)
+    }
+}
+
+/// A thread's loop: takes what is queued (up to [`MAX_BATCH`] steps), runs it in one
+/// transaction opened with `begin`, commits, answers. Ends when every queue handle is dropped,
+/// or at a stop message once the steps before it are answered (returning the stop's answer).
+fn serve(
+    lite: &Lite,
+    queue: &mpsc::Receiver<Message>,
+    begin: &'static str,
+) -> Option<oneshot::Sender<()>> {
+    let mut stop = None;
+    while stop.is_none() {
+        let Ok(first) = queue.recv() else {
+            return None;
+        };
+        let mut steps = Vec::new();
+        let mut next = Some(first);
+        while let Some(message) = next.take() {
+            match message {
+                Message::Step(step) => steps.push(step),
+                Message::Stop(done) => {
+                    stop = Some(done);
+                    break;
+                }
+            }
+            if steps.len() < MAX_BATCH {
+                next = queue.try_recv().ok();
+            }
+        }
+        run_group(lite, steps, begin);
+    }
+    stop
+}
+
+/// Runs `steps` in one transaction and answers each after the commit.
+fn run_group(lite: &Lite, steps: Vec<Box<dyn Queued>>, begin: &'static str) {
+    if steps.is_empty() {
+        return;
+    }
+    if let Err(e) = lite.control(begin) {
+        for step in steps {
+            step.fail(&e);
+        }
+        return;
+    }
+    lite.next_group();
+    let answers: Vec<Answer> = steps.into_iter().map(|step| step.run(lite)).collect();
+    let failed = lite.control("COMMIT").err();
+    if failed.is_some() {
+        let _ = lite.control("ROLLBACK");
+    }
+    for answer in answers {
+        answer(failed.as_ref());
+    }
+}
+
+/// Runs a step's future to its end on the store's thread: every statement there completes
+/// before its call returns, so the future never waits.
+fn now<T>(step: impl Future<Output = StoreResult<T>>) -> StoreResult<T> {
+    match pin!(step).poll(&mut Context::from_waker(Waker::noop())) {
+        Poll::Ready(out) => out,
+        Poll::Pending => Err(StoreError("a store step waited on its own thread".into())),
+    }
+}
+
+/// Implements [`Store`] for a handle on the store's threads: every step runs the store's
+/// semantics (`semantics.rs`, over [`Lite`], behind the crash switch if the handle has one) on
+/// one of the threads, with its own copies of the arguments: writes on the writer, in its group
+/// transactions; reads on the reader.
+macro_rules! threaded_store {
+    ($ty:ty) => {
+        impl Store for $ty {
+            async fn insert_job(&self, job: &Job) -> StoreResult<bool> {
+                let job = job.clone();
+                self.threads()
+                    .write(move |db| on!(db, |b| Store::insert_job(b, &job)))
+                    .await
+            }
+
+            async fn job(&self, id: &str) -> StoreResult<Option<Job>> {
+                let id = id.to_owned();
+                self.threads()
+                    .read(move |db| on!(db, |b| Store::job(b, &id)))
+                    .await
+            }
+
+            async fn mark_outside_started(&self, id: &str) -> StoreResult<()> {
+                let id = id.to_owned();
+                self.threads()
+                    .write(move |db| on!(db, |b| Store::mark_outside_started(b, &id)))
+                    .await
+            }
+
+            async fn insert_wait(&self, wait: &Wait) -> StoreResult<WaitInsert> {
+                let wait = wait.clone();
+                self.threads()
+                    .write(move |db| on!(db, |b| Store::insert_wait(b, &wait)))
+                    .await
+            }
+
+            async fn wait(&self, job: &str, name: &str) -> StoreResult<Option<Wait>> {
+                let (job, name) = (job.to_owned(), name.to_owned());
+                self.threads()
+                    .read(move |db| on!(db, |b| Store::wait(b, &job, &name)))
+                    .await
+            }
+
+            async fn waits_named(&self, name: &str) -> StoreResult<Vec<Wait>> {
+                let name = name.to_owned();
+                self.threads()
+                    .read(move |db| on!(db, |b| Store::waits_named(b, &name)))
+                    .await
+            }
+
+            async fn wait_by_seq(&self, seq: i64) -> StoreResult<Option<Wait>> {
+                self.threads()
+                    .read(move |db| on!(db, |b| Store::wait_by_seq(b, seq)))
+                    .await
+            }
+
+            async fn waits_of_job(&self, job: &str) -> StoreResult<Vec<Wait>> {
+                let job = job.to_owned();
+                self.threads()
+                    .read(move |db| on!(db, |b| Store::waits_of_job(b, &job)))
+                    .await
+            }
+
+            async fn open_waits(&self) -> StoreResult<Vec<Wait>> {
+                self.threads()
+                    .read(move |db| on!(db, |b| Store::open_waits(b)))
+                    .await
+            }
+
+            async fn open_waits_on(&self, source: &str, subject: &str) -> StoreResult<Vec<Wait>> {
+                let (source, subject) = (source.to_owned(), subject.to_owned());
+                self.threads()
+                    .read(move |db| on!(db, |b| Store::open_waits_on(b, &source, &subject)))
+                    .await
+            }
+
+            async fn due_waits(&self, at: Timestamp, limit: u32) -> StoreResult<Vec<Wait>> {
+                self.threads()
+                    .read(move |db| on!(db, |b| Store::due_waits(b, at, limit)))
+                    .await
+            }
+
+            async fn next_deadline(&self) -> StoreResult<Option<Timestamp>> {
+                self.threads()
+                    .read(move |db| on!(db, |b| Store::next_deadline(b)))
+                    .await
+            }
+
+            async fn take_lease(
+                &self,
+                name: &str,
+                holder: &str,
+                at: Timestamp,
+                until: Timestamp,
+            ) -> StoreResult<bool> {
+                let (name, holder) = (name.to_owned(), holder.to_owned());
+                self.threads()
+                    .write(move |db| on!(db, |b| Store::take_lease(b, &name, &holder, at, until)))
+                    .await
+            }
+
+            async fn insert_event(
+                &self,
+                event: &Event,
+                received_at: Timestamp,
+            ) -> StoreResult<Option<i64>> {
+                let event = event.clone();
+                self.threads()
+                    .write(move |db| on!(db, |b| Store::insert_event(b, &event, received_at)))
+                    .await
+            }
+
+            async fn receive(
+                &self,
+                event: &Event,
+                received_at: Timestamp,
+                audit: &AuditRecord,
+            ) -> StoreResult<Received> {
+                let (event, audit) = (event.clone(), audit.clone());
+                self.threads()
+                    .write(move |db| on!(db, |b| Store::receive(b, &event, received_at, &audit)))
+                    .await
+            }
+
+            async fn mark_routed(&self, source: &str, id: &str) -> StoreResult<()> {
+                let (source, id) = (source.to_owned(), id.to_owned());
+                self.threads()
+                    .write(move |db| on!(db, |b| Store::mark_routed(b, &source, &id)))
+                    .await
+            }
+
+            async fn unrouted(
+                &self,
+                before: Timestamp,
+                limit: u32,
+            ) -> StoreResult<Vec<StoredEvent>> {
+                self.threads()
+                    .read(move |db| on!(db, |b| Store::unrouted(b, before, limit)))
+                    .await
+            }
+
+            async fn last_seq(&self) -> StoreResult<i64> {
+                self.threads()
+                    .read(move |db| on!(db, |b| Store::last_seq(b)))
+                    .await
+            }
+
+            async fn retained_events(
+                &self,
+                source: &str,
+                after_seq: i64,
+                received_since: Timestamp,
+                job: &str,
+            ) -> StoreResult<Vec<StoredEvent>> {
+                let (source, job) = (source.to_owned(), job.to_owned());
+                self.threads()
+                    .read(move |db| {
+                        on!(db, |b| Store::retained_events(
+                            b,
+                            &source,
+                            after_seq,
+                            received_since,
+                            &job,
+                        ))
+                    })
+                    .await
+            }
+
+            async fn event(&self, source: &str, id: &str) -> StoreResult<Option<StoredEvent>> {
+                let (source, id) = (source.to_owned(), id.to_owned());
+                self.threads()
+                    .read(move |db| on!(db, |b| Store::event(b, &source, &id)))
+                    .await
+            }
+
+            async fn purge_events(&self, before: Timestamp) -> StoreResult<u64> {
+                self.threads()
+                    .write(move |db| on!(db, |b| Store::purge_events(b, before)))
+                    .await
+            }
+
+            async fn claim(
+                &self,
+                candidate: &Candidate,
+                event: &Event,
+                at: Timestamp,
+            ) -> StoreResult<Claim> {
+                let (candidate, event) = (candidate.clone(), event.clone());
+                self.threads()
+                    .write(move |db| on!(db, |b| Store::claim(b, &candidate, &event, at)))
+                    .await
+            }
+
+            async fn route(
+                &self,
+                event: &Event,
+                candidates: &[Candidate],
+                at: Timestamp,
+                mark_routed: bool,
+            ) -> StoreResult<Vec<Claim>> {
+                let (event, candidates) = (event.clone(), candidates.to_vec());
+                self.threads()
+                    .write(move |db| {
+                        on!(db, |b| Store::route(
+                            b,
+                            &event,
+                            &candidates,
+                            at,
+                            mark_routed
+                        ))
+                    })
+                    .await
+            }
+
+            async fn close(
+                &self,
+                wait_seq: i64,
+                state: WaitState,
+                reason: Option<&str>,
+                at: Timestamp,
+            ) -> StoreResult<bool> {
+                let reason = reason.map(str::to_owned);
+                self.threads()
+                    .write(move |db| {
+                        on!(db, |b| Store::close(
+                            b,
+                            wait_seq,
+                            state,
+                            reason.as_deref(),
+                            at
+                        ))
+                    })
+                    .await
+            }
+
+            async fn record_fire(
+                &self,
+                fire: &Fire,
+                limit: Option<FireLimit>,
+                job: &Job,
+                audit: &AuditRecord,
+            ) -> StoreResult<FireOutcome> {
+                let (fire, job, audit) = (fire.clone(), job.clone(), audit.clone());
+                self.threads()
+                    .write(move |db| on!(db, |b| Store::record_fire(b, &fire, limit, &job, &audit)))
+                    .await
+            }
+
+            async fn fires(&self) -> StoreResult<Vec<Fire>> {
+                self.threads()
+                    .read(move |db| on!(db, |b| Store::fires(b)))
+                    .await
+            }
+
+            async fn fire(&self, job: &str) -> StoreResult<Option<Fire>> {
+                let job = job.to_owned();
+                self.threads()
+                    .read(move |db| on!(db, |b| Store::fire(b, &job)))
+                    .await
+            }
+
+            async fn record_step(&self, step: &StepRecord) -> StoreResult<bool> {
+                let step = step.clone();
+                self.threads()
+                    .write(move |db| on!(db, |b| Store::record_step(b, &step)))
+                    .await
+            }
+
+            async fn decide_step(
+                &self,
+                job: &str,
+                step: &str,
+                output: &serde_json::Value,
+                at: Timestamp,
+            ) -> StoreResult<bool> {
+                let (job, step, output) = (job.to_owned(), step.to_owned(), output.clone());
+                self.threads()
+                    .write(move |db| on!(db, |b| Store::decide_step(b, &job, &step, &output, at)))
+                    .await
+            }
+
+            async fn steps_of_job(&self, job: &str) -> StoreResult<Vec<StepRecord>> {
+                let job = job.to_owned();
+                self.threads()
+                    .read(move |db| on!(db, |b| Store::steps_of_job(b, &job)))
+                    .await
+            }
+
+            async fn append_audit(&self, record: &AuditRecord) -> StoreResult<()> {
+                let record = record.clone();
+                self.threads()
+                    .write(move |db| on!(db, |b| Store::append_audit(b, &record)))
+                    .await
+            }
+
+            async fn audit(&self) -> StoreResult<Vec<AuditRecord>> {
+                self.threads()
+                    .read(move |db| on!(db, |b| Store::audit(b)))
+                    .await
+            }
+
+            async fn audit_page(
+                &self,
+                after: i64,
+                limit: u32,
+            ) -> StoreResult<Vec<(i64, AuditRecord)>> {
+                self.threads()
+                    .read(move |db| on!(db, |b| Store::audit_page(b, after, limit)))
+                    .await
+            }
+
+            async fn count_refusal(
+                &self,
+                source: &str,
+                kind: &str,
+                minute: i64,
+            ) -> StoreResult<(u64, u64)> {
+                let (source, kind) = (source.to_owned(), kind.to_owned());
+                self.threads()
+                    .write(move |db| on!(db, |b| Store::count_refusal(b, &source, &kind, minute)))
+                    .await
+            }
+
+            async fn record_output(
+                &self,
+                job: &str,
+                name: &str,
+                apply_now: bool,
+                at: Timestamp,
+            ) -> StoreResult<()> {
+                let (job, name) = (job.to_owned(), name.to_owned());
+                self.threads()
+                    .write(move |db| {
+                        on!(db, |b| Store::record_output(b, &job, &name, apply_now, at))
+                    })
+                    .await
+            }
+
+            async fn end_job(&self, job: &str, at: Timestamp) -> StoreResult<Option<Vec<Wait>>> {
+                let job = job.to_owned();
+                self.threads()
+                    .write(move |db| on!(db, |b| Store::end_job(b, &job, at)))
+                    .await
+            }
+
+            async fn outputs(&self, job: &str) -> StoreResult<Vec<Output>> {
+                let job = job.to_owned();
+                self.threads()
+                    .read(move |db| on!(db, |b| Store::outputs(b, &job)))
+                    .await
+            }
+
+            async fn set_flag(&self, key: &str, on: bool) -> StoreResult<()> {
+                let key = key.to_owned();
+                self.threads()
+                    .write(move |db| on!(db, |b| Store::set_flag(b, &key, on)))
+                    .await
+            }
+
+            async fn flag(&self, key: &str) -> StoreResult<bool> {
+                let key = key.to_owned();
+                self.threads()
+                    .read(move |db| on!(db, |b| Store::flag(b, &key)))
+                    .await
+            }
+        }
+    };
+}
+
+threaded_store!(SqliteStore);
+threaded_store!(Faulty<SqliteStore>);
+
+#[cfg(test)]
+mod tests {
+    use std::sync::mpsc as std_mpsc;
+
+    use super::*;
+
+    fn job(id: &str) -> Job {
+        Job {
+            id: id.to_owned(),
+            started_at: Timestamp(0),
+            start_seq: 0,
+            deadline: None,
+            runtime: "test".to_owned(),
+            shadow: false,
+            sandboxed: false,
+            outside_started: false,
+            ended_at: None,
+        }
+    }
+
+    fn lite<'a>(db: &'a Db<'_>) -> &'a Lite {
+        match db {
+            Db::Plain(lite) => lite,
+            Db::Faulty(faulty) => faulty.inner(),
+        }
+    }
+
+    /// Holds the writer in a step of its own until the returned sender is dropped, so the steps
+    /// queued meanwhile form the next group.
+    async fn hold_writer(store: &SqliteStore) -> std_mpsc::Sender<()> {
+        let (release, held) = std_mpsc::channel::<()>();
+        let (started, running) = oneshot::channel();
+        let _ = store.writer.queue(None, move |_| {
+            let _ = started.send(());
+            let _ = held.recv();
+            Ok(())
+        });
+        running.await.expect("the holding step runs");
+        release
+    }
+
+    /// The group a step ran in, after inserting job `id` in its transaction; with `fail`, the
+    /// step fails after the insert instead, before its commit, as a broken row would.
+    fn insert_in_group(
+        store: &SqliteStore,
+        id: &str,
+        fail: bool,
+    ) -> oneshot::Receiver<StoreResult<u64>> {
+        let job = job(id);
+        store
+            .writer
+            .queue(None, move |db| {
+                let group = lite(&db).group();
+                if fail {
+                    on!(db, |b| async {
+                        let mut tx = rows::Backend::begin(b).await?;
+                        rows::Rows::insert_job(&mut tx, &job).await?;
+                        Err::<(), _>(StoreError("this step fails".into()))
+                    })?;
+                } else {
+                    on!(db, |b| Store::insert_job(b, &job))?;
+                }
+                Ok(group)
+            })
+            .expect("queued")
+    }
+
+    #[tokio::test]
+    async fn a_failing_step_takes_back_only_its_own_writes_in_its_group() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SqliteStore::open(&dir.path().join("g.db")).await.unwrap();
+        let release = hold_writer(&store).await;
+        let a = insert_in_group(&store, "a", false);
+        let b = insert_in_group(&store, "b", true);
+        let c = insert_in_group(&store, "c", false);
+        drop(release);
+        let group = a.await.unwrap().unwrap();
+        assert!(b.await.unwrap().is_err(), "the failing step hears of it");
+        assert_eq!(c.await.unwrap().unwrap(), group, "one group");
+        assert!(store.job("a").await.unwrap().is_some());
+        assert!(store.job("c").await.unwrap().is_some());
+        assert!(
+            store.job("b").await.unwrap().is_none(),
+            "its write went with it"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_group_holds_at_most_max_batch_steps() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SqliteStore::open(&dir.path().join("m.db")).await.unwrap();
+        let release = hold_writer(&store).await;
+        let queued: Vec<_> = (0..MAX_BATCH + 10)
+            .map(|i| insert_in_group(&store, &format!("j{i}"), false))
+            .collect();
+        drop(release);
+        let mut groups = Vec::new();
+        for rx in queued {
+            groups.push(rx.await.unwrap().unwrap());
+        }
+        let first = groups[0];
+        assert!(groups[..MAX_BATCH].iter().all(|&g| g == first));
+        assert!(groups[MAX_BATCH..].iter().all(|&g| g == first + 1));
+        assert_eq!(store.audit().await.unwrap().len(), 0);
+        for i in [0, MAX_BATCH - 1, MAX_BATCH + 9] {
+            assert!(store.job(&format!("j{i}")).await.unwrap().is_some());
+        }
+    }
+
+    #[tokio::test]
+    async fn an_acknowledged_step_is_committed_for_every_other_connection() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("ack.db");
+        let store = SqliteStore::open(&path).await.unwrap();
+        let mut running = tokio::task::JoinSet::new();
+        for i in 0..200 {
+            let store = store.clone();
+            running.spawn(async move { store.insert_job(&job(&format!("j{i}"))).await });
+        }
+        let mut acknowledged = 0;
+        while let Some(done) = running.join_next().await {
+            assert!(done.unwrap().unwrap());
+            acknowledged += 1;
+        }
+        // Another connection, while the store is still open: whatever was answered is there.
+        let other = Connection::open(&path).unwrap();
+        let count: i64 = other
+            .query_row("SELECT count(*) FROM jobs", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(count, acknowledged);
+        drop(other);
+        store.close().await;
+        assert!(
+            !path.with_extension("db-wal").exists(),
+            "closed, the store's connections are gone and the WAL is checkpointed"
+        );
+        assert!(
+            store.job("j0").await.is_err(),
+            "a closed store refuses steps"
+        );
+        let reopened = SqliteStore::open(&path).await.unwrap();
+        assert!(reopened.job("j199").await.unwrap().is_some());
+    }
+}

@@ -22,8 +22,7 @@ use crate::config::Config;
 use crate::edge::Runtime;
 use crate::faults::{Faults, Faulty};
 use crate::routes::Routing;
-use crate::store::rows::Backend;
-use crate::store::{PostgresStore, SqliteStore, StoreError};
+use crate::store::{PostgresStore, SqliteStore, Store, StoreError};
 
 /// The edge a scenario talks to when a step names none.
 pub const DEFAULT_NODE: &str = "edge-a";
@@ -39,7 +38,13 @@ pub(super) enum Place {
 }
 
 /// A store the adapter can open (again) at its place.
-pub(super) trait SessionStore: Backend + Sized {
+pub(super) trait SessionStore: Sized + Send + Sync + 'static {
+    /// The handle behind a crash switch.
+    type Faulty: Store;
+    /// Puts the handle behind `faults`.
+    fn behind(self, faults: Arc<Faults>) -> Self::Faulty;
+    /// The handle behind a crash switch.
+    fn handle(faulty: &Self::Faulty) -> &Self;
     /// Opens a handle on the store at `place`.
     fn open_at(place: &Place) -> impl Future<Output = Result<Self, StoreError>> + Send;
     /// Closes the handle (a graceful stop).
@@ -47,6 +52,16 @@ pub(super) trait SessionStore: Backend + Sized {
 }
 
 impl SessionStore for SqliteStore {
+    type Faulty = Faulty<Self>;
+
+    fn behind(self, faults: Arc<Faults>) -> Self::Faulty {
+        Faulty::new(self, faults)
+    }
+
+    fn handle(faulty: &Self::Faulty) -> &Self {
+        faulty.inner()
+    }
+
     async fn open_at(place: &Place) -> Result<Self, StoreError> {
         match place {
             Place::Sqlite(dir) => SqliteStore::open(&dir.path().join("waits.db")).await,
@@ -60,6 +75,16 @@ impl SessionStore for SqliteStore {
 }
 
 impl SessionStore for PostgresStore {
+    type Faulty = Faulty<Self>;
+
+    fn behind(self, faults: Arc<Faults>) -> Self::Faulty {
+        Faulty::new(self, faults)
+    }
+
+    fn handle(faulty: &Self::Faulty) -> &Self {
+        faulty.inner()
+    }
+
     async fn open_at(place: &Place) -> Result<Self, StoreError> {
         match place {
             Place::Postgres { url, schema } => PostgresStore::connect_in_schema(url, schema).await,
@@ -73,9 +98,9 @@ impl SessionStore for PostgresStore {
 }
 
 /// One edge: its store handle behind its crash switch, and its runtime.
-pub(super) struct Edge<S: Backend> {
-    pub store: Arc<Faulty<S>>,
-    pub runtime: Arc<Runtime<Faulty<S>>>,
+pub(super) struct Edge<S: SessionStore> {
+    pub store: Arc<S::Faulty>,
+    pub runtime: Arc<Runtime<S::Faulty>>,
     pub faults: Arc<Faults>,
 }
 
@@ -147,7 +172,7 @@ impl<S: SessionStore> Session<S> {
 
     async fn start_edge(&self, node: &str) -> Result<Edge<S>, StoreError> {
         let faults = Faults::new();
-        let store = Arc::new(Faulty::new(S::open_at(&self.place).await?, faults.clone()));
+        let store = Arc::new(S::open_at(&self.place).await?.behind(faults.clone()));
         let routing = if self.routing_shared {
             Routing::Shared {
                 edge: node.to_owned(),
@@ -218,7 +243,7 @@ impl<S: SessionStore> Session<S> {
                     pending.insert(name.clone(), plan);
                 }
                 if graceful {
-                    old.store.inner().close_handle().await;
+                    S::handle(&old.store).close_handle().await;
                 }
                 // A crash: the runtime and its connections go without any shutdown step.
                 drop(old);
@@ -244,7 +269,7 @@ impl<S: SessionStore> Session<S> {
             .into_values()
             .collect();
         for edge in edges {
-            edge.store.inner().close_handle().await;
+            S::handle(&edge.store).close_handle().await;
         }
         if let Place::Postgres { url, schema } = &self.place {
             give_schema(url, schema);
