@@ -26,3 +26,20 @@ fn evaluator_agrees_with_cel_rust() {
             .join("\n\n")
     );
 }
+
+/// The input the `eval_vs_cel` fuzz target stopped on (`event.attributes.labels.map(x0,
+/// x0)[0].contains(event.id)` over a map of labels): the answer depends on the order a map is
+/// iterated in, which CEL leaves unspecified, so the two interpreters may differ by design and
+/// the case is not compared.
+#[test]
+fn answers_that_depend_on_map_order_are_not_compared() {
+    let input: [u8; 27] = [
+        0xe2, 0x0a, 0x09, 0xb3, 0x00, 0x00, 0x0a, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+        0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xf8, 0xf6, 0x95,
+    ];
+    for chunk in input.chunks(8) {
+        let mut seed = [0u8; 8];
+        seed[..chunk.len()].copy_from_slice(chunk);
+        assert_eq!(differential_case(u64::from_le_bytes(seed)), Ok(()));
+    }
+}
