@@ -105,8 +105,27 @@ pub(crate) fn same_bytes(a: &[u8], b: &[u8], meter: &mut Meter<'_>) -> Result<bo
     Walk { meter, steps: 0 }.bytes(a, b)
 }
 
+/// Concatenations up to this many bytes are assembled in [`SCRATCH`] (see [`join_str`]).
+const SMALL_JOIN: usize = 256;
+
+thread_local! {
+    /// The buffer in which small concatenations are assembled (at most [`SMALL_JOIN`] bytes).
+    static SCRATCH: std::cell::RefCell<String> =
+        std::cell::RefCell::new(String::with_capacity(SMALL_JOIN));
+}
+
 /// `a + b` on strings, copied a chunk at a time.
 pub(crate) fn join_str(a: &str, b: &str, meter: &mut Meter<'_>) -> Result<Arc<str>, Stop> {
+    if a.len() + b.len() <= SMALL_JOIN {
+        // One allocation, the shared one: the two parts are put side by side in a buffer kept
+        // by the thread, and copied from there (a new `String` would be a second allocation).
+        return Ok(SCRATCH.with_borrow_mut(|scratch| {
+            scratch.clear();
+            scratch.push_str(a);
+            scratch.push_str(b);
+            Arc::from(scratch.as_str())
+        }));
+    }
     let mut joined = String::with_capacity(a.len() + b.len());
     for part in [a, b] {
         let mut rest = part;
@@ -189,6 +208,9 @@ pub(crate) fn utf8(bytes: &[u8], meter: &mut Meter<'_>) -> Result<Option<Arc<str
 /// The number of code points of `s` (the bytes that do not continue a character), counted a
 /// chunk at a time.
 pub(crate) fn char_count(s: &str, meter: &mut Meter<'_>) -> Result<usize, Stop> {
+    if s.len() <= CHUNK {
+        return Ok(s.chars().count());
+    }
     let mut count = 0;
     for (i, piece) in s.as_bytes().chunks(CHUNK).enumerate() {
         if i > 0 {

@@ -214,6 +214,11 @@ impl Interp<'_> {
 
     /// One-argument global functions: `size`, conversions, `type`, `dyn`.
     fn global(&mut self, function: &str, x: &Value) -> Eval {
+        // The most frequent call first; charged as the general path below charges it.
+        if let ("size", Value::String(s)) = (function, x) {
+            self.charge(table::read_sized(s.len() as u64).max(table::CALL))?;
+            return Ok(Value::Int(bulk::char_count(s, &mut self.meter)? as i64));
+        }
         match function {
             "string" => return self.convert_to_string(x),
             "bytes" => {

@@ -181,6 +181,13 @@ impl<'p> Interp<'p> {
             out.reserve_exact(items.len());
         }
         let mut deep = 0u64;
+        // What appending one element costs, the same for every element.
+        let append = if c.transform.is_some() {
+            table::MAP_APPEND
+        } else {
+            table::FILTER_APPEND
+        }
+        .saturating_add(self.alloc(table::alloc_list(1)));
         for i in 0..items.len() {
             self.loop_tick(i)?;
             if !self.keeps(c, items, i)? {
@@ -191,11 +198,10 @@ impl<'p> Interp<'p> {
                 self.build((grown as u64).saturating_mul(table::BUILT_PER_ELEMENT))?;
                 out.reserve_exact(grown - out.len());
             }
+            self.charge(append)?;
             let element = if let Some(transform) = c.transform {
-                self.charge(table::MAP_APPEND.saturating_add(self.alloc(table::alloc_list(1))))?;
                 self.bound(c, items, i, transform)?
             } else {
-                self.charge(table::FILTER_APPEND.saturating_add(self.alloc(table::alloc_list(1))))?;
                 items.item(i)
             };
             deep = deep.saturating_add(element.deep_size()).saturating_add(1);
