@@ -557,6 +557,16 @@ fn run(program: &Program, event: &Event, limits: &Limits) -> (Duration, &'static
 /// Returns what happened (the caller judges the elapsed time: tests may not), or why the case
 /// failed.
 pub fn hostile_case(data: &[u8]) -> Result<Outcome, String> {
+    hostile_case_freeing_at(data, crate::eval::FREE_NANOS_PER_BYTE)
+}
+
+/// [`hostile_case`] with the evaluations reserving `free_nanos_per_byte` before their deadline
+/// for freeing what they built ([`Limits::free_nanos_per_byte`]): a build that frees more slowly
+/// than a release build, such as the fuzz build, passes what it measured.
+///
+/// # Errors
+/// As [`hostile_case`].
+pub fn hostile_case_freeing_at(data: &[u8], free_nanos_per_byte: u64) -> Result<Outcome, String> {
     let mut c = Choices::new(data);
     let source = expression(&mut c);
     let json = event(&mut c);
@@ -577,7 +587,8 @@ pub fn hostile_case(data: &[u8]) -> Result<Outcome, String> {
         let limits = Limits::default()
             .with_cost(cost)
             .with_deadline(DEADLINE)
-            .with_clock(clock.clone());
+            .with_clock(clock.clone())
+            .with_free_nanos_per_byte(free_nanos_per_byte);
         let (elapsed, end) = run(&program, &event, &limits);
         outcome.elapsed = outcome.elapsed.max(elapsed);
         outcome.ends.push(end);

@@ -30,6 +30,7 @@ fn eval(source: &str, event: &Event, clock: ManualClock) -> Result<Value, EvalEr
         deadline: Duration::from_millis(250),
         clock: Arc::new(clock),
         model: options.model,
+        ..Limits::default()
     };
     program.eval_event(event, &limits).map(|e| e.value)
 }

@@ -136,6 +136,7 @@ fn metered_cost_never_exceeds_the_estimate() {
             deadline: Duration::from_secs(3600),
             clock: clock.clone(),
             model,
+            ..Limits::default()
         };
         for source in FILTERS {
             let bound = check_filter(source, &options)

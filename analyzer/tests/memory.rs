@@ -47,6 +47,7 @@ fn run_on(source: &str, json: &str) -> Result<bool, EvalError> {
         deadline: Duration::from_secs(3600),
         clock: Arc::new(ManualClock::new()),
         model: options.model,
+        ..Limits::default()
     };
     program
         .eval_event(&event, &limits)

@@ -99,6 +99,7 @@ fn nested_exists_on_the_densest_attributes_stays_within_its_estimate() {
         deadline: Duration::from_secs(3600),
         clock: Arc::new(ManualClock::new()),
         model: options.model,
+        ..Limits::default()
     };
     let evaluation = program
         .eval_event(&event, &limits)

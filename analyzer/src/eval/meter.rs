@@ -135,6 +135,10 @@ pub struct Limits {
     pub clock: Arc<dyn Clock>,
     /// Which parts of the cost model are charged; the estimator must use the same.
     pub model: CostModel,
+    /// The time reserved before the deadline for freeing what the evaluation built, in
+    /// nanoseconds a byte ([`FREE_NANOS_PER_BYTE`] by default; see [`teardown`]). A build that
+    /// frees more slowly, such as the fuzz build with its coverage instrumentation, reserves more.
+    pub free_nanos_per_byte: u64,
 }
 
 impl std::fmt::Debug for Limits {
@@ -143,6 +147,7 @@ impl std::fmt::Debug for Limits {
             .field("cost", &self.cost)
             .field("deadline", &self.deadline)
             .field("model", &self.model)
+            .field("free_nanos_per_byte", &self.free_nanos_per_byte)
             .finish_non_exhaustive()
     }
 }
@@ -155,6 +160,7 @@ impl Default for Limits {
             deadline: DEFAULT_DEADLINE,
             clock: Arc::new(SystemClock::new()),
             model: CostModel::FULL,
+            free_nanos_per_byte: FREE_NANOS_PER_BYTE,
         }
     }
 }
@@ -187,6 +193,13 @@ impl Limits {
         self.clock = clock;
         self
     }
+
+    /// Sets the time reserved for freeing what was built, in nanoseconds a byte.
+    #[must_use]
+    pub fn with_free_nanos_per_byte(mut self, nanos: u64) -> Self {
+        self.free_nanos_per_byte = nanos;
+        self
+    }
 }
 
 /// The running cost of one evaluation and the limits it is held to.
@@ -202,6 +215,8 @@ pub struct Meter<'a> {
     next_check: u64,
     /// Bytes of strings, lists and maps built so far (see [`Meter::build`]).
     built: u64,
+    /// See [`Limits::free_nanos_per_byte`].
+    free_nanos_per_byte: u64,
     clock: &'a dyn Clock,
     model: CostModel,
 }
@@ -219,6 +234,7 @@ impl<'a> Meter<'a> {
             work: 0,
             next_check: CLOCK_START_UNITS,
             built: 0,
+            free_nanos_per_byte: limits.free_nanos_per_byte,
             clock,
             model: limits.model,
         }
@@ -295,16 +311,20 @@ impl<'a> Meter<'a> {
         // the clock is read as if that were already done, at one nanosecond a byte built (the
         // `hostile` fuzz target found an evaluation stopped at the deadline that then spent 10 ms
         // freeing 300,000 small lists, ending at 260.7 ms).
-        if now.saturating_add(teardown(self.built)) >= self.deadline {
+        if now.saturating_add(teardown(self.built, self.free_nanos_per_byte)) >= self.deadline {
             return Err(Stop::Deadline { cost: self.cost });
         }
         Ok(())
     }
 }
 
-/// The time reserved for freeing `built` bytes: one nanosecond a byte, 33 ms at the 32 MiB cap.
-pub const fn teardown(built: u64) -> Duration {
-    Duration::from_nanos(built)
+/// The most time a release build takes to free a built byte (decision 0006): 33 ms are reserved
+/// at the 32 MiB cap.
+pub const FREE_NANOS_PER_BYTE: u64 = 1;
+
+/// The time reserved for freeing `built` bytes at `nanos_per_byte`.
+pub const fn teardown(built: u64, nanos_per_byte: u64) -> Duration {
+    Duration::from_nanos(built.saturating_mul(nanos_per_byte))
 }
 
 #[cfg(test)]
@@ -327,6 +347,23 @@ mod tests {
         assert_eq!(meter.check_deadline(), Ok(()));
         meter.build(10 << 20).unwrap();
         // 230 ms and 21 ms: the evaluation would end past its deadline.
+        assert!(matches!(meter.check_deadline(), Err(Stop::Deadline { .. })));
+    }
+
+    #[test]
+    fn a_slower_build_reserves_more_time_to_free() {
+        let clock = Arc::new(ManualClock::new());
+        let limits = limits(None, clock.clone())
+            .with_deadline(Duration::from_millis(250))
+            .with_free_nanos_per_byte(4);
+        let mut meter = Meter::new(&limits);
+        meter.check_deadline().unwrap();
+        clock.advance(Duration::from_millis(200));
+        meter.build(10 << 20).unwrap();
+        // 200 ms and 42 ms to free 10 MiB at 4 ns a byte: inside 250 ms.
+        assert_eq!(meter.check_deadline(), Ok(()));
+        meter.build(2 << 20).unwrap();
+        // 200 ms and 50.3 ms: past it (at one nanosecond a byte, 12.6 ms would have fit).
         assert!(matches!(meter.check_deadline(), Err(Stop::Deadline { .. })));
     }
 

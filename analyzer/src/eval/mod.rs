@@ -32,7 +32,9 @@ use std::sync::Arc;
 pub use event::{Event, EventError, HEADER_FIELDS, MAX_NESTING};
 pub use event_json::check_json;
 pub use map::{Key, MapError, MapValue};
-pub use meter::{Clock, Limits, ManualClock, Meter, Stop, SystemClock};
+pub use meter::{
+    Clock, FREE_NANOS_PER_BYTE, Limits, ManualClock, Meter, Stop, SystemClock, teardown,
+};
 pub use value::{ListValue, TypeValue, Value};
 
 use crate::Diagnostic;
@@ -279,6 +281,7 @@ pub(crate) fn constant_value(ast: &Ast, id: NodeId) -> Option<Value> {
         deadline: std::time::Duration::from_secs(3600),
         clock: Arc::new(ManualClock::new()),
         model: crate::cost::CostModel::default(),
+        ..Limits::default()
     };
     let activation = Activation::new();
     let mut interp = interp::Interp::new(&program, &activation, Meter::new(&limits));

@@ -162,6 +162,7 @@ pub fn soundness_case(
             deadline: Duration::from_secs(3600),
             clock: Arc::new(ManualClock::new()),
             model: options.model,
+            ..Limits::default()
         };
         outcome.evaluations += 1;
         match program.eval_event(&event, &limits) {

@@ -183,6 +183,7 @@ impl<'a> Search<'a> {
             deadline: Duration::from_secs(24 * 3600),
             clock: Arc::new(ManualClock::new()),
             model: self.model,
+            ..Limits::default()
         };
         match self.program.eval_event(event, &limits) {
             Ok(done) => (done.cost, false),
