@@ -7,7 +7,12 @@ use ozcheck_lint::render::{Format, render};
 use ozcheck_lint::{Config, Input, PluginContext, lint};
 
 fuzz_target!(|data: &[u8]| {
-    for path in ["agents/a.yaml", "flows/f.yaml", "routines/r.yaml", "plugin.yaml"] {
+    for path in [
+        "agents/a.yaml",
+        "flows/f.yaml",
+        "routines/r.yaml",
+        "plugin.yaml",
+    ] {
         let input = Input::from_bytes(path, data, true);
         let context = PluginContext {
             files: vec![Input::from_bytes("agents/b.yaml", data, false)],
