@@ -4,6 +4,10 @@
 //!
 //! `nice -n 10 cargo run --release -p ozcheck-analyzer --example hostile -- SECONDS [FIRST_SEED]`
 //!
+//! `… --example hostile -- --replay FILE…` runs the fuzz target's saved inputs (its
+//! `crash-…` files, `corpus/regressions/hostile/*.bin`) in this build instead, five times each,
+//! printing every evaluation's end and the longest time.
+//!
 //! Exits 1 when a case fails (a panic, an accepted filter stopped on cost) or an evaluation
 //! ends later than 255 ms after its start; the case's seed and expression are printed.
 
@@ -33,7 +37,35 @@ fn reset_peak() {
     let _ = std::fs::write("/proc/self/clear_refs", "5");
 }
 
+/// Runs each file's bytes as one hostile case, five times, and prints what happened.
+fn replay(files: &[String]) {
+    let mut slow = false;
+    for file in files {
+        let data = std::fs::read(file).unwrap_or_else(|e| panic!("{file}: {e}"));
+        for _ in 0..5 {
+            match hostile_case(&data) {
+                Ok(outcome) => {
+                    println!(
+                        "{file}: {:?} {:?} for {}",
+                        outcome.elapsed, outcome.ends, outcome.source
+                    );
+                    slow |= outcome.elapsed > BOUND;
+                }
+                Err(failure) => {
+                    println!("FAIL {file}: {failure}");
+                    std::process::exit(1);
+                }
+            }
+        }
+    }
+    std::process::exit(i32::from(slow));
+}
+
 fn main() {
+    let replaying: Vec<String> = std::env::args().skip(1).collect();
+    if replaying.first().map(String::as_str) == Some("--replay") {
+        replay(&replaying[1..]);
+    }
     let mut args = std::env::args().skip(1);
     let seconds: u64 = args.next().and_then(|s| s.parse().ok()).unwrap_or(60);
     let first: u64 = args.next().and_then(|s| s.parse().ok()).unwrap_or(1);

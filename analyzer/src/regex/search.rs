@@ -103,7 +103,11 @@ pub(super) fn is_match<E>(
             return Ok(false);
         }
     }
-    let chunk = (CHUNK_WORK / re.size.max(1) as usize).max(64);
+    // At least one byte, never more than the work allows: the compiled size is at most
+    // `REGEX_MAX_SIZE` (4,096), so a chunk is at least 8 bytes. (A floor of 64 bytes once let a
+    // chunk of a large automaton run eight times the work between two ticks; the `hostile` fuzz
+    // target found it as a deadline overrun.)
+    let chunk = (CHUNK_WORK / re.size.max(1) as usize).max(1);
     if at == 0 && haystack.len() <= chunk {
         // One chunk: the DFA's own search loop, which is faster than stepping by hand. It cannot
         // fail: the DFA has no quit bytes and never gives up on its cache.

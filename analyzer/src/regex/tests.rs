@@ -218,6 +218,28 @@ fn long_scans_tick_between_chunks() {
     );
 }
 
+#[test]
+fn large_automata_tick_within_the_chunk_work() {
+    // Never decided on lowercase text (no match, never dead) and no required literal: the scan
+    // steps every byte.
+    let re = CelRegex::new(r"(?:[a-z][a-z]){600}[^a-z]").unwrap();
+    assert!(re.required.is_none());
+    assert!(re.size() > 512, "size {}", re.size());
+    let haystack = "ab".repeat(32 * 1024);
+    let mut ticks = 0u64;
+    let matched = re.is_match(&haystack, || {
+        ticks += 1;
+        Ok::<(), Infallible>(())
+    });
+    assert_eq!(matched, Ok(false));
+    let bytes_per_tick = haystack.len() as u64 / (ticks + 1);
+    assert!(
+        bytes_per_tick * re.size() <= CHUNK_WORK as u64,
+        "{bytes_per_tick} bytes between ticks at size {}",
+        re.size()
+    );
+}
+
 proptest::proptest! {
     /// The literal check, the anchoring and the chunked scan never change an answer of
     /// regex-automata's own engine on the same (rewritten) pattern.
