@@ -119,3 +119,28 @@ fn hostile_cases_end_without_a_panic() {
     // Most generated expressions parse and run (the rest are refused by the parser).
     assert!(evaluated >= 8, "only {evaluated} of 20 cases evaluated");
 }
+
+/// The inputs the `hostile` fuzz target stopped on (`corpus/regressions/hostile/*.bin`) run
+/// here too, with the expression each one chose: no panic, nothing accepted stopped on cost.
+#[test]
+fn saved_fuzz_findings_replay_without_a_failure() {
+    let folder =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus/regressions/hostile");
+    let mut replayed = 0;
+    for entry in std::fs::read_dir(&folder).expect("the regression folder") {
+        let path = entry.expect("an entry").path();
+        if path.extension().is_none_or(|e| e != "bin") {
+            continue;
+        }
+        let data = std::fs::read(&path).expect("readable");
+        let outcome = hostile_case(&data).unwrap_or_else(|f| panic!("{}: {f}", path.display()));
+        assert!(
+            !outcome.ends.is_empty(),
+            "{}: {} did not run",
+            path.display(),
+            outcome.source
+        );
+        replayed += 1;
+    }
+    assert!(replayed >= 3, "only {replayed} saved inputs");
+}
