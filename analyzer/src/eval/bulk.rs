@@ -105,26 +105,19 @@ pub(crate) fn same_bytes(a: &[u8], b: &[u8], meter: &mut Meter<'_>) -> Result<bo
     Walk { meter, steps: 0 }.bytes(a, b)
 }
 
-/// Concatenations up to this many bytes are assembled in [`SCRATCH`] (see [`join_str`]).
+/// Concatenations up to this many bytes are assembled in the meter's buffer (see [`join_str`]).
 const SMALL_JOIN: usize = 256;
-
-thread_local! {
-    /// The buffer in which small concatenations are assembled (at most [`SMALL_JOIN`] bytes).
-    static SCRATCH: std::cell::RefCell<String> =
-        std::cell::RefCell::new(String::with_capacity(SMALL_JOIN));
-}
 
 /// `a + b` on strings, copied a chunk at a time.
 pub(crate) fn join_str(a: &str, b: &str, meter: &mut Meter<'_>) -> Result<Arc<str>, Stop> {
     if a.len() + b.len() <= SMALL_JOIN {
-        // One allocation, the shared one: the two parts are put side by side in a buffer kept
-        // by the thread, and copied from there (a new `String` would be a second allocation).
-        return Ok(SCRATCH.with_borrow_mut(|scratch| {
-            scratch.clear();
-            scratch.push_str(a);
-            scratch.push_str(b);
-            Arc::from(scratch.as_str())
-        }));
+        // One allocation, the shared one: the two parts are put side by side in the meter's
+        // buffer and copied from there (a new `String` would be a second allocation).
+        let scratch = &mut meter.scratch;
+        scratch.clear();
+        scratch.push_str(a);
+        scratch.push_str(b);
+        return Ok(Arc::from(scratch.as_str()));
     }
     let mut joined = String::with_capacity(a.len() + b.len());
     for part in [a, b] {

@@ -217,6 +217,9 @@ pub struct Meter<'a> {
     built: u64,
     /// See [`Limits::free_nanos_per_byte`].
     free_nanos_per_byte: u64,
+    /// A buffer in which small concatenations are assembled before their shared copy is made
+    /// (`bulk::join_str`); empty until the first.
+    pub(crate) scratch: String,
     clock: &'a dyn Clock,
     model: CostModel,
 }
@@ -235,6 +238,7 @@ impl<'a> Meter<'a> {
             next_check: CLOCK_START_UNITS,
             built: 0,
             free_nanos_per_byte: limits.free_nanos_per_byte,
+            scratch: String::new(),
             clock,
             model: limits.model,
         }
