@@ -94,6 +94,9 @@ pub struct CelRegex {
     /// Literals one of which every match ends with, when there are finitely many: a haystack
     /// holding none of them cannot match.
     required: Option<search::Required>,
+    /// For an anchored pattern, the literals one of which every match begins with, when there
+    /// are finitely many: a haystack that begins otherwise is refused at once.
+    starts: Option<search::Starts>,
 }
 
 impl std::fmt::Debug for CelRegex {
@@ -122,15 +125,21 @@ impl CelRegex {
             .map_err(|e| RegexError::new(e.to_string()))?;
         let for_caches = dfa.clone();
         let create: CacheFn = Box::new(move || for_caches.create_cache());
+        let anchored = hir
+            .properties()
+            .look_set_prefix()
+            .contains(regex_syntax::hir::Look::Start);
         Ok(CelRegex {
             dfa,
             caches: Pool::new(create),
             size,
-            anchored: hir
-                .properties()
-                .look_set_prefix()
-                .contains(regex_syntax::hir::Look::Start),
+            anchored,
             required: search::Required::of(&hir),
+            starts: if anchored {
+                search::Starts::of(&hir)
+            } else {
+                None
+            },
         })
     }
 
@@ -147,6 +156,11 @@ impl CelRegex {
         haystack: &str,
         tick: impl FnMut() -> Result<(), E>,
     ) -> Result<bool, E> {
+        if let Some(starts) = &self.starts
+            && !starts.admit(haystack.as_bytes())
+        {
+            return Ok(false);
+        }
         let mut cache = self.caches.get();
         search::is_match(self, &mut cache, haystack.as_bytes(), tick)
     }

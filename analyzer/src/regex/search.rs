@@ -67,6 +67,41 @@ impl Required {
     }
 }
 
+/// The literals one of which every match of a start-anchored pattern begins with, when there are
+/// finitely many (at most [`STARTS_MAX`]) and none is empty: a haystack that begins with none of
+/// them cannot match, which a few byte comparisons tell before any automaton runs.
+pub(super) struct Starts(Vec<Vec<u8>>);
+
+/// Most literals [`Starts`] compares (a case-insensitive prefix expands to many).
+const STARTS_MAX: usize = 64;
+
+impl Starts {
+    /// The prefix literals of `hir`, when they can rule a haystack out.
+    pub(super) fn of(hir: &Hir) -> Option<Starts> {
+        let seq = Extractor::new().kind(ExtractKind::Prefix).extract(hir);
+        let literals = seq.literals()?;
+        if literals.is_empty()
+            || literals.len() > STARTS_MAX
+            || literals.iter().any(|l| l.as_bytes().is_empty())
+        {
+            return None;
+        }
+        Some(Starts(
+            literals.iter().map(|l| l.as_bytes().to_vec()).collect(),
+        ))
+    }
+
+    /// Whether `haystack` begins with one of the literals.
+    pub(super) fn admit(&self, haystack: &[u8]) -> bool {
+        self.0.iter().any(|literal| haystack.starts_with(literal))
+    }
+}
+
+/// Inputs up to this many bytes are probed before the literal scan even when the pattern has
+/// prefix literals: below it, the scan costs about as much as the probe (a few hundred
+/// nanoseconds), and a probe that decides saves the rest of the search.
+const PROBE_FIRST_BELOW: usize = 4096;
+
 /// Bytes an anchored search steps before it looks for the required literals: most anchored
 /// patterns are decided by their first bytes (`^fix` on a text that starts otherwise), and then
 /// scanning the whole input for the literals first would be the larger part of the work.
@@ -79,6 +114,16 @@ pub(super) fn is_match<E>(
     haystack: &[u8],
     mut tick: impl FnMut() -> Result<(), E>,
 ) -> Result<bool, E> {
+    // An anchored pattern steps its first bytes before it looks for its required literals: most
+    // such patterns are decided there. One with prefix literals has had them compared already
+    // (`CelRegex::is_match`), which rules out most of what the first bytes would; on a long
+    // input it looks for its required literals first (a scan that finds none ends the search,
+    // and stepping the first bytes before it would have been wasted), and steps its first bytes
+    // only if one occurs.
+    let probe_first = re.anchored && (re.starts.is_none() || haystack.len() <= PROBE_FIRST_BELOW);
+    if !probe_first && !required_occur(re, haystack, &mut tick)? {
+        return Ok(false);
+    }
     let anchored = if re.anchored {
         Anchored::Yes
     } else {
@@ -97,11 +142,8 @@ pub(super) fn is_match<E>(
             Walk::Alive(next) => sid = next,
         }
     }
-    if let Some(required) = &re.required {
-        // The whole input: a literal may begin inside the probed bytes.
-        if !required.occurs(haystack, &mut tick)? {
-            return Ok(false);
-        }
+    if probe_first && !required_occur(re, haystack, &mut tick)? {
+        return Ok(false);
     }
     // At least one byte, never more than the work allows: the compiled size is at most
     // `REGEX_MAX_SIZE` (4,096), so a chunk is at least 8 bytes. (A floor of 64 bytes once let a
@@ -125,6 +167,19 @@ pub(super) fn is_match<E>(
     Ok(dfa
         .next_eoi_state(cache, sid)
         .is_ok_and(|end| end.is_match()))
+}
+
+/// Whether the pattern's required literals occur anywhere in `haystack` (true when it has
+/// none): the whole input, since a literal may begin inside bytes already stepped.
+fn required_occur<E>(
+    re: &CelRegex,
+    haystack: &[u8],
+    tick: &mut impl FnMut() -> Result<(), E>,
+) -> Result<bool, E> {
+    match &re.required {
+        Some(required) => required.occurs(haystack, tick),
+        None => Ok(true),
+    }
 }
 
 /// Where stepping the lazy DFA over some bytes left it.

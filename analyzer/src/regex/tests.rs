@@ -266,3 +266,21 @@ proptest::proptest! {
         proptest::prop_assert_eq!(found, plain.is_match(&haystack), "pattern {:?}", pattern);
     }
 }
+
+#[test]
+fn an_anchored_pattern_refuses_other_beginnings_before_any_search() {
+    let re = CelRegex::new(r"^fix(\(.*\))?: ").unwrap();
+    assert!(re.starts.is_some());
+    // Decided by the first bytes: no tick, however long the rest.
+    let long = format!("chore: {}", "x".repeat(4 * CHUNK_WORK));
+    assert_eq!(re.is_match(&long, || Err("ticked")), Ok(false));
+    assert_eq!(re.is_match("fix: a", || Err("ticked")), Ok(true));
+    assert_eq!(re.is_match("fix(parser): a", || Err("ticked")), Ok(true));
+    assert_eq!(re.is_match("fix(parser) a", || Err("ticked")), Ok(false));
+    // Case folding expands the prefixes; they still decide.
+    let folded = CelRegex::new(r"(?i)^fix").unwrap();
+    assert_eq!(folded.is_match("FiX it", || Err("ticked")), Ok(true));
+    assert_eq!(folded.is_match("fox", || Err("ticked")), Ok(false));
+    // An empty prefix rules nothing out: no literals kept.
+    assert!(CelRegex::new(r"^(?:fix|)x?").unwrap().starts.is_none());
+}
