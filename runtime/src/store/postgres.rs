@@ -7,12 +7,11 @@
 //! `fire_locks` row, so the hourly count they read stays true until they commit. No advisory
 //! lock is taken outside the migrator's (which the session's end releases).
 
-use std::borrow::Cow;
 use std::str::FromStr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use sqlx::migrate::{Migration, MigrationType, Migrator};
+use sqlx::migrate::Migrator;
 use sqlx::postgres::{PgConnectOptions, PgConnection, PgPool, PgPoolOptions, PgRow};
 use sqlx::{Connection, Postgres};
 
@@ -32,28 +31,22 @@ pub struct PostgresStore {
     pool: PgPool,
 }
 
+/// The schema's migrations, in order.
+const MIGRATIONS: [(i64, &str, &str); 2] = [
+    (
+        1,
+        "schema",
+        include_str!("../../migrations/postgres/0001_schema.sql"),
+    ),
+    (
+        2,
+        "kept_events",
+        include_str!("../../migrations/postgres/0002_kept_events.sql"),
+    ),
+];
+
 fn migrator() -> Migrator {
-    let migration = |version, name, sql: &'static str| {
-        Migration::new(
-            version,
-            Cow::Borrowed(name),
-            MigrationType::Simple,
-            sqlx::SqlSafeStr::into_sql_str(sql),
-            false,
-        )
-    };
-    Migrator::with_migrations(vec![
-        migration(
-            1,
-            "schema",
-            include_str!("../../migrations/postgres/0001_schema.sql"),
-        ),
-        migration(
-            2,
-            "kept_events",
-            include_str!("../../migrations/postgres/0002_kept_events.sql"),
-        ),
-    ])
+    super::sql::migrator(&MIGRATIONS)
 }
 
 impl PostgresStore {

@@ -16,6 +16,25 @@ use crate::model::{
 
 use super::{StoreError, StoreResult};
 
+/// A migrator of `(version, name, SQL)` steps, applied in order: both relational stores keep
+/// their schema so (their own steps, one way of running them).
+pub(super) fn migrator(steps: &[(i64, &'static str, &'static str)]) -> sqlx::migrate::Migrator {
+    sqlx::migrate::Migrator::with_migrations(
+        steps
+            .iter()
+            .map(|&(version, name, sql)| {
+                sqlx::migrate::Migration::new(
+                    version,
+                    std::borrow::Cow::Borrowed(name),
+                    sqlx::migrate::MigrationType::Simple,
+                    sqlx::SqlSafeStr::into_sql_str(sql),
+                    false,
+                )
+            })
+            .collect(),
+    )
+}
+
 /// A write transaction on a relational backend (its driver's `DB`).
 pub struct SqlTx<DB: sqlx::Database>(pub(super) sqlx::Transaction<'static, DB>);
 

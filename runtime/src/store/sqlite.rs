@@ -12,7 +12,6 @@
 //! the previous group ran. The write lock is held for the group, so a conditional write's
 //! condition holds until its commit, against this store's steps and any other connection's.
 
-use std::borrow::Cow;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::Path;
 use std::pin::pin;
@@ -21,7 +20,7 @@ use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
 use rusqlite::Connection;
-use sqlx::migrate::{Migration, MigrationType, Migrator};
+use sqlx::migrate::Migrator;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 use tokio::sync::oneshot;
 
@@ -48,7 +47,7 @@ const CACHE_KIB: i64 = -32_768;
 const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The schema's migrations, in order.
-const MIGRATIONS: [(i64, &str, &str); 4] = [
+const MIGRATIONS: [(i64, &str, &str); 5] = [
     (1, "waits", include_str!("../../migrations/0001_waits.sql")),
     (
         2,
@@ -65,23 +64,15 @@ const MIGRATIONS: [(i64, &str, &str); 4] = [
         "kept_events",
         include_str!("../../migrations/0004_kept_events.sql"),
     ),
+    (
+        5,
+        "events_by_source",
+        include_str!("../../migrations/0005_events_by_source.sql"),
+    ),
 ];
 
 fn migrator() -> Migrator {
-    Migrator::with_migrations(
-        MIGRATIONS
-            .iter()
-            .map(|&(version, name, sql)| {
-                Migration::new(
-                    version,
-                    Cow::Borrowed(name),
-                    MigrationType::Simple,
-                    sqlx::SqlSafeStr::into_sql_str(sql),
-                    false,
-                )
-            })
-            .collect(),
-    )
+    super::sql::migrator(&MIGRATIONS)
 }
 
 /// The `SQLite` store. Cheap to clone (two queues); its threads stop when the last clone is
