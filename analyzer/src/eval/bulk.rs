@@ -81,8 +81,23 @@ impl Walk<'_, '_> {
 }
 
 /// `a == b` by CEL's rules, reading the deadline inside long comparisons.
+///
+/// Scalars and strings or bytes shorter than a chunk are compared at once: a walk over them would
+/// take fewer than [`STEPS`] steps and so never read the deadline (the common `field == 'literal'`
+/// of a filter pays no walk).
+#[inline]
 pub(crate) fn equal(a: &Value, b: &Value, meter: &mut Meter<'_>) -> Result<bool, Stop> {
-    Walk { meter, steps: 0 }.equal(a, b)
+    match (a, b) {
+        (Value::String(x), Value::String(y)) if x.len().min(y.len()) < CHUNK => Ok(x == y),
+        (Value::Bytes(x), Value::Bytes(y)) if x.len().min(y.len()) < CHUNK => Ok(x == y),
+        (Value::List(_) | Value::Map(_), _) | (_, Value::List(_) | Value::Map(_)) => {
+            Walk { meter, steps: 0 }.equal(a, b)
+        }
+        (Value::String(_), Value::String(_)) | (Value::Bytes(_), Value::Bytes(_)) => {
+            Walk { meter, steps: 0 }.equal(a, b)
+        }
+        _ => Ok(a.cel_eq(b)),
+    }
 }
 
 /// `x in items`, reading the deadline inside long lists and long comparisons.
