@@ -14,13 +14,17 @@ import pathlib
 import sys
 
 
-def medians(root: pathlib.Path, baseline: str) -> dict:
-    """Benchmark id -> median in nanoseconds, for every benchmark saved under `baseline`."""
-    found = {}
+def saved(root: pathlib.Path, baseline: str):
+    """(criterion's benchmark.json, median in nanoseconds) of every benchmark saved under
+    `baseline`."""
     for estimates in root.glob(f"**/{baseline}/estimates.json"):
         bench = json.loads((estimates.parent / "benchmark.json").read_text())
-        found[bench["full_id"]] = json.loads(estimates.read_text())["median"]["point_estimate"]
-    return found
+        yield bench, json.loads(estimates.read_text())["median"]["point_estimate"]
+
+
+def medians(root: pathlib.Path, baseline: str) -> dict:
+    """Benchmark id -> median in nanoseconds, for every benchmark saved under `baseline`."""
+    return {bench["full_id"]: median for bench, median in saved(root, baseline)}
 
 
 def show(ns: float) -> str:

@@ -6,21 +6,12 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use ozcheck_analyzer::check::Env;
 use ozcheck_analyzer::{Options, check_filter, compile, cost};
 
+include!("shared/expressions.rs");
+
 fn expressions() -> Vec<(String, String)> {
-    let corpus: serde_json::Value =
-        serde_json::from_str(include_str!("../corpus/events/expressions.json"))
-            .expect("expressions.json");
-    let mut out: Vec<(String, String)> = corpus["expressions"]
-        .as_array()
-        .expect("expressions")
-        .iter()
-        .map(|e| {
-            (
-                e["name"].as_str().expect("name").to_owned(),
-                e["expr"].as_str().expect("expr").to_owned(),
-            )
-        })
-        .collect();
+    let text = include_str!("../corpus/events/expressions.json");
+    let corpus: serde_json::Value = serde_json::from_str(text).expect("expressions.json");
+    let mut out = expressions_of(text);
     out.push((
         "expr_1024".to_owned(),
         corpus["expr_1024"].as_str().expect("expr_1024").to_owned(),

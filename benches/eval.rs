@@ -23,19 +23,10 @@ fn program(expr: &str) -> Program {
     Program::new(ast).expect("benchmark expressions compile")
 }
 
+include!("shared/expressions.rs");
+
 fn expressions() -> Vec<(String, String)> {
-    let json: serde_json::Value = serde_json::from_str(&corpus("expressions.json")).expect("JSON");
-    json["expressions"]
-        .as_array()
-        .expect("a list")
-        .iter()
-        .map(|e| {
-            (
-                e["name"].as_str().expect("name").to_owned(),
-                e["expr"].as_str().expect("expr").to_owned(),
-            )
-        })
-        .collect()
+    expressions_of(&corpus("expressions.json"))
 }
 
 fn eval_vs_cel_rust(c: &mut Criterion) {
