@@ -110,7 +110,11 @@ fn binding(c: &mut Criterion) {
     for event_name in ["realistic", "max"] {
         let text = corpus(&format!("{event_name}.json"));
         let mut group = c.benchmark_group(format!("bind/{event_name}"));
-        let order: [&str; 2] = if new_first() { ["new", "old"] } else { ["old", "new"] };
+        let order: [&str; 2] = if new_first() {
+            ["new", "old"]
+        } else {
+            ["old", "new"]
+        };
         for which in order {
             group.bench_function(which, |b| {
                 b.iter(|| {
