@@ -164,8 +164,8 @@ impl SqliteStore {
             conn.pragma_update(None, "cache_size", CACHE_KIB)?;
             Ok(Lite::new(conn))
         };
-        let writer = Lane::spawn("ozcheck-sqlite-writer", connect(path)?, "BEGIN IMMEDIATE")?;
-        let reader = Lane::spawn("ozcheck-sqlite-reader", connect(path)?, "BEGIN")?;
+        let writer = Lane::spawn("oz-sqlite-write", connect(path)?, "BEGIN IMMEDIATE")?;
+        let reader = Lane::spawn("oz-sqlite-read", connect(path)?, "BEGIN")?;
         Ok(Self { writer, reader })
     }
 
@@ -177,7 +177,7 @@ impl SqliteStore {
         for (_, _, sql) in MIGRATIONS {
             lite.batch(sql)?;
         }
-        let lane = Lane::spawn("ozcheck-sqlite-memory", lite, "BEGIN IMMEDIATE")?;
+        let lane = Lane::spawn("oz-sqlite-mem", lite, "BEGIN IMMEDIATE")?;
         Ok(Self {
             writer: lane.clone(),
             reader: lane,
@@ -262,7 +262,10 @@ macro_rules! on {
 }
 
 impl Lane {
+    /// `name` is the thread's name, at most 15 bytes: Linux keeps no more, and profilers and
+    /// `route_bench`'s CPU per thread tell the writer from the reader by it.
     fn spawn(name: &str, lite: Lite, begin: &'static str) -> StoreResult<Self> {
+        debug_assert!(name.len() <= 15, "thread name {name} is cut by the kernel");
         let (tx, rx) = mpsc::channel();
         std::thread::Builder::new()
             .name(name.to_owned())
