@@ -260,6 +260,43 @@ mod tests {
     }
 
     #[test]
+    fn comparisons_at_once_and_walked_agree_around_the_chunk() {
+        // Lengths on both sides of the cut between comparing at once and walking, equal and
+        // differing in their last byte, as strings and as bytes.
+        let limits = Limits::default();
+        let mut meter = Meter::new(&limits);
+        for n in [CHUNK - 1, CHUNK, CHUNK + 1] {
+            for m in [CHUNK - 1, CHUNK, CHUNK + 1] {
+                let a = "a".repeat(n);
+                for last in ['a', 'b'] {
+                    let mut b = "a".repeat(m - 1);
+                    b.push(last);
+                    let same = a == b;
+                    let (x, y) = (Value::string(&a), Value::string(&b));
+                    assert_eq!(
+                        equal(&x, &y, &mut meter),
+                        Ok(same),
+                        "strings {n} {m} {last}"
+                    );
+                    let (x, y) = (
+                        Value::Bytes(Arc::from(a.as_bytes())),
+                        Value::Bytes(Arc::from(b.as_bytes())),
+                    );
+                    assert_eq!(equal(&x, &y, &mut meter), Ok(same), "bytes {n} {m} {last}");
+                }
+            }
+        }
+        // Across kinds, and scalars, as CEL's equality says.
+        let text = Value::string("1");
+        assert_eq!(equal(&text, &Value::Int(1), &mut meter), Ok(false));
+        assert_eq!(equal(&Value::Int(1), &Value::Uint(1), &mut meter), Ok(true));
+        assert_eq!(
+            equal(&Value::list(vec![text.clone()]), &text, &mut meter),
+            Ok(false)
+        );
+    }
+
+    #[test]
     fn chunked_copies_keep_their_content() {
         let limits = Limits::default();
         let mut meter = Meter::new(&limits);
