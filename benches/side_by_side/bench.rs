@@ -9,7 +9,8 @@
 
 use std::hint::black_box;
 
-use criterion::{Criterion, criterion_group, criterion_main};
+use criterion::measurement::WallTime;
+use criterion::{BenchmarkGroup, Criterion, criterion_group, criterion_main};
 
 /// The calls both commits share, on one analyzer crate.
 macro_rules! suite {
@@ -71,14 +72,24 @@ fn expressions() -> Vec<(String, String)> {
     expressions_of(&corpus("expressions.json"))
 }
 
+/// Measures `old` and `new` in `group`, one after the other, in the order `ORDER` asks for.
+fn both(
+    group: &mut BenchmarkGroup<'_, WallTime>,
+    mut old: impl FnMut() -> bool,
+    mut new: impl FnMut() -> bool,
+) {
+    if new_first() {
+        group.bench_function("new", |b| b.iter(&mut new));
+        group.bench_function("old", |b| b.iter(&mut old));
+    } else {
+        group.bench_function("old", |b| b.iter(&mut old));
+        group.bench_function("new", |b| b.iter(&mut new));
+    }
+}
+
 fn evaluations(c: &mut Criterion) {
-    let mut events: Vec<(&str, String)> = ["realistic", "max"]
-        .into_iter()
-        .map(|e| (e, format!("{e}.json")))
-        .collect();
-    events.push(("adv_int8k", "adv_int8k.json".into()));
-    for (event_name, file) in events {
-        let text = corpus(&file);
+    for event_name in ["realistic", "max", "adv_int8k"] {
+        let text = corpus(&format!("{event_name}.json"));
         for (name, expr) in expressions() {
             if event_name == "adv_int8k" && name != "adv_nested_exists" {
                 continue;
@@ -88,19 +99,7 @@ fn evaluations(c: &mut Criterion) {
             if event_name == "max" && name == "adv_nested_exists" {
                 group.sample_size(20);
             }
-            let mut old_run = |g: &mut criterion::BenchmarkGroup<'_, _>| {
-                g.bench_function("old", |b| b.iter(|| old::eval(&old_case)));
-            };
-            let mut new_run = |g: &mut criterion::BenchmarkGroup<'_, _>| {
-                g.bench_function("new", |b| b.iter(|| new::eval(&new_case)));
-            };
-            if new_first() {
-                new_run(&mut group);
-                old_run(&mut group);
-            } else {
-                old_run(&mut group);
-                new_run(&mut group);
-            }
+            both(&mut group, || old::eval(&old_case), || new::eval(&new_case));
             group.finish();
         }
     }
@@ -110,22 +109,11 @@ fn binding(c: &mut Criterion) {
     for event_name in ["realistic", "max"] {
         let text = corpus(&format!("{event_name}.json"));
         let mut group = c.benchmark_group(format!("bind/{event_name}"));
-        let order: [&str; 2] = if new_first() {
-            ["new", "old"]
-        } else {
-            ["old", "new"]
-        };
-        for which in order {
-            group.bench_function(which, |b| {
-                b.iter(|| {
-                    if which == "old" {
-                        old::bind(black_box(&text))
-                    } else {
-                        new::bind(black_box(&text))
-                    }
-                });
-            });
-        }
+        both(
+            &mut group,
+            || old::bind(black_box(&text)),
+            || new::bind(black_box(&text)),
+        );
         group.finish();
     }
 }

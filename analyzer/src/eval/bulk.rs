@@ -90,12 +90,10 @@ pub(crate) fn equal(a: &Value, b: &Value, meter: &mut Meter<'_>) -> Result<bool,
     match (a, b) {
         (Value::String(x), Value::String(y)) if x.len().min(y.len()) < CHUNK => Ok(x == y),
         (Value::Bytes(x), Value::Bytes(y)) if x.len().min(y.len()) < CHUNK => Ok(x == y),
-        (Value::List(_) | Value::Map(_), _) | (_, Value::List(_) | Value::Map(_)) => {
-            Walk { meter, steps: 0 }.equal(a, b)
-        }
-        (Value::String(_), Value::String(_)) | (Value::Bytes(_), Value::Bytes(_)) => {
-            Walk { meter, steps: 0 }.equal(a, b)
-        }
+        (Value::String(_), Value::String(_))
+        | (Value::Bytes(_), Value::Bytes(_))
+        | (Value::List(_) | Value::Map(_), _)
+        | (_, Value::List(_) | Value::Map(_)) => Walk { meter, steps: 0 }.equal(a, b),
         _ => Ok(a.cel_eq(b)),
     }
 }
