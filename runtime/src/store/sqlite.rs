@@ -89,42 +89,51 @@ struct Lane(mpsc::Sender<Message>);
 
 /// A step queued for a thread, with its caller's answer.
 trait Queued: Send {
-    /// Runs the step; returns how to answer once the group's commit is known.
-    fn run(self: Box<Self>, lite: &Lite) -> Answer;
+    /// Runs the step and keeps its result (a group run again runs it again: the result of the
+    /// last run is the one answered).
+    fn run(&mut self, lite: &Lite);
+    /// Whether the step runs behind a crash switch (tests): such a step always runs guarded,
+    /// so a crash is never run twice.
+    fn faulty(&self) -> bool;
+    /// Answers with the step's result, or with the group's commit failure if there was one.
+    fn answer(self: Box<Self>, failed: Option<&StoreError>);
     /// Answers without running (the group's transaction could not begin).
     fn fail(self: Box<Self>, error: &StoreError);
 }
-
-/// Answers a step, given the group's commit failure if there was one.
-type Answer = Box<dyn FnOnce(Option<&StoreError>) + Send>;
 
 /// A step and where its result goes.
 struct Call<T, F> {
     step: F,
     faults: Option<Arc<Faults>>,
     answer: oneshot::Sender<StoreResult<T>>,
+    out: Option<StoreResult<T>>,
 }
 
 impl<T, F> Queued for Call<T, F>
 where
     T: Send + 'static,
-    F: FnOnce(Db<'_>) -> StoreResult<T> + Send,
+    F: FnMut(Db<'_>) -> StoreResult<T> + Send,
 {
-    fn run(self: Box<Self>, lite: &Lite) -> Answer {
-        let Call {
-            step,
-            faults,
-            answer,
-        } = *self;
-        let out = catch_unwind(AssertUnwindSafe(|| step(Db::new(lite, faults))))
-            .unwrap_or_else(|_| Err(StoreError("a store step panicked".into())));
-        Box::new(move |failed: Option<&StoreError>| {
-            let out = match failed {
-                Some(e) => Err(StoreError(e.0.clone())),
-                None => out,
-            };
-            let _ = answer.send(out);
-        })
+    fn run(&mut self, lite: &Lite) {
+        let db = Db::new(lite, self.faults.clone());
+        let step = &mut self.step;
+        self.out = Some(
+            catch_unwind(AssertUnwindSafe(|| step(db)))
+                .unwrap_or_else(|_| Err(StoreError("a store step panicked".into()))),
+        );
+    }
+
+    fn faulty(&self) -> bool {
+        self.faults.is_some()
+    }
+
+    fn answer(self: Box<Self>, failed: Option<&StoreError>) {
+        let out = match (failed, self.out) {
+            (Some(e), _) => Err(StoreError(e.0.clone())),
+            (None, Some(out)) => out,
+            (None, None) => Err(StoreError("a store step did not run".into())),
+        };
+        let _ = self.answer.send(out);
     }
 
     fn fail(self: Box<Self>, error: &StoreError) {
@@ -221,14 +230,14 @@ struct Threads<'a> {
 impl Threads<'_> {
     async fn write<T: Send + 'static>(
         &self,
-        step: impl FnOnce(Db<'_>) -> StoreResult<T> + Send + 'static,
+        step: impl FnMut(Db<'_>) -> StoreResult<T> + Send + 'static,
     ) -> StoreResult<T> {
         self.store.writer.run(self.faults.cloned(), step).await
     }
 
     async fn read<T: Send + 'static>(
         &self,
-        step: impl FnOnce(Db<'_>) -> StoreResult<T> + Send + 'static,
+        step: impl FnMut(Db<'_>) -> StoreResult<T> + Send + 'static,
     ) -> StoreResult<T> {
         self.store.reader.run(self.faults.cloned(), step).await
     }
@@ -285,7 +294,7 @@ impl Lane {
     async fn run<T: Send + 'static>(
         &self,
         faults: Option<Arc<Faults>>,
-        step: impl FnOnce(Db<'_>) -> StoreResult<T> + Send + 'static,
+        step: impl FnMut(Db<'_>) -> StoreResult<T> + Send + 'static,
     ) -> StoreResult<T> {
         self.queue(faults, step)?
             .await
@@ -296,13 +305,14 @@ impl Lane {
     fn queue<T: Send + 'static>(
         &self,
         faults: Option<Arc<Faults>>,
-        step: impl FnOnce(Db<'_>) -> StoreResult<T> + Send + 'static,
+        step: impl FnMut(Db<'_>) -> StoreResult<T> + Send + 'static,
     ) -> StoreResult<oneshot::Receiver<StoreResult<T>>> {
         let (answer, rx) = oneshot::channel();
         let step = Box::new(Call {
             step,
             faults,
             answer,
+            out: None,
         });
         self.0
             .send(Message::Step(step))
@@ -343,8 +353,12 @@ fn serve(
     stop
 }
 
-/// Runs `steps` in one transaction and answers each after the commit.
-fn run_group(lite: &Lite, steps: Vec<Box<dyn Queued>>, begin: &'static str) {
+/// Runs `steps` in one transaction and answers each after the commit. The steps run
+/// unguarded (no savepoint each, see `lite.rs`) until one is taken back after it wrote; then the
+/// transaction is rolled back and the group runs again from its first step, every step in a
+/// savepoint of its own, which is what the first run would have left with savepoints. Steps
+/// are deterministic in the database's state, so the second run answers for both.
+fn run_group(lite: &Lite, mut steps: Vec<Box<dyn Queued>>, begin: &'static str) {
     if steps.is_empty() {
         return;
     }
@@ -355,13 +369,40 @@ fn run_group(lite: &Lite, steps: Vec<Box<dyn Queued>>, begin: &'static str) {
         return;
     }
     lite.next_group();
-    let answers: Vec<Answer> = steps.into_iter().map(|step| step.run(lite)).collect();
+    lite.guard(false);
+    let mut guarded = false;
+    let mut i = 0;
+    while i < steps.len() {
+        let step = &mut steps[i];
+        if !guarded && step.faulty() {
+            lite.guard(true);
+            guarded = true;
+        }
+        step.run(lite);
+        if !guarded && lite.spoiled() {
+            // Back to the group's start, then every step so far again, guarded.
+            let again = lite.control("ROLLBACK").and_then(|()| lite.control(begin));
+            if let Err(e) = again {
+                let _ = lite.control("ROLLBACK");
+                for step in steps {
+                    step.answer(Some(&e));
+                }
+                return;
+            }
+            lite.guard(true);
+            guarded = true;
+            i = 0;
+            continue;
+        }
+        i += 1;
+    }
+    lite.guard(true);
     let failed = lite.control("COMMIT").err();
     if failed.is_some() {
         let _ = lite.control("ROLLBACK");
     }
-    for answer in answers {
-        answer(failed.as_ref());
+    for step in steps {
+        step.answer(failed.as_ref());
     }
 }
 
@@ -777,8 +818,11 @@ mod tests {
     async fn hold_writer(store: &SqliteStore) -> std_mpsc::Sender<()> {
         let (release, held) = std_mpsc::channel::<()>();
         let (started, running) = oneshot::channel();
+        let mut started = Some(started);
         let _ = store.writer.queue(None, move |_| {
-            let _ = started.send(());
+            if let Some(started) = started.take() {
+                let _ = started.send(());
+            }
             let _ = held.recv();
             Ok(())
         });
@@ -830,6 +874,100 @@ mod tests {
             store.job("b").await.unwrap().is_none(),
             "its write went with it"
         );
+    }
+
+    /// Like [`insert_in_group`], counting the step's runs in `runs`; with `how`, the step
+    /// is taken back after its insert (`Spoil::Fail`), panics after it (`Spoil::Panic`), or
+    /// takes back a step that wrote nothing (`Spoil::Empty`: an insert of a job that exists).
+    fn counted_in_group(
+        store: &SqliteStore,
+        id: &str,
+        how: Option<Spoil>,
+        runs: &Arc<std::sync::atomic::AtomicUsize>,
+    ) -> oneshot::Receiver<StoreResult<u64>> {
+        let job = job(id);
+        let runs = runs.clone();
+        store
+            .writer
+            .queue(None, move |db| {
+                runs.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let group = lite(&db).group();
+                on!(db, |b| async {
+                    let mut tx = rows::Backend::begin(b).await?;
+                    let inserted = rows::Rows::insert_job(&mut tx, &job).await?;
+                    match how {
+                        None => rows::Rows::commit(tx).await?,
+                        Some(Spoil::Fail) => {
+                            return Err(StoreError("this step fails".into()));
+                        }
+                        Some(Spoil::Panic) => panic!("this step panics"),
+                        Some(Spoil::Empty) => {
+                            assert!(!inserted, "the job was there before");
+                            rows::Rows::rollback(tx).await?;
+                        }
+                    }
+                    Ok(())
+                })?;
+                Ok(group)
+            })
+            .expect("queued")
+    }
+
+    #[derive(Clone, Copy)]
+    enum Spoil {
+        Fail,
+        Panic,
+        Empty,
+    }
+
+    #[tokio::test]
+    async fn a_step_taken_back_after_writing_runs_its_group_again_guarded() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        for how in [Spoil::Fail, Spoil::Panic] {
+            let dir = tempfile::tempdir().unwrap();
+            let store = SqliteStore::open(&dir.path().join("r.db")).await.unwrap();
+            let runs: Vec<Arc<AtomicUsize>> = (0..3).map(|_| Arc::default()).collect();
+            let release = hold_writer(&store).await;
+            let a = counted_in_group(&store, "a", None, &runs[0]);
+            let b = counted_in_group(&store, "b", Some(how), &runs[1]);
+            let c = counted_in_group(&store, "c", None, &runs[2]);
+            drop(release);
+            let group = a.await.unwrap().unwrap();
+            assert!(b.await.unwrap().is_err(), "the failing step hears of it");
+            assert_eq!(c.await.unwrap().unwrap(), group, "one group, counted once");
+            let counts: Vec<usize> = runs.iter().map(|r| r.load(Ordering::Relaxed)).collect();
+            // a and b ran unguarded, b spoiled the group; then a, b, c ran in savepoints.
+            assert_eq!(counts, [2, 2, 1]);
+            assert!(store.job("a").await.unwrap().is_some());
+            assert!(store.job("c").await.unwrap().is_some());
+            assert!(store.job("b").await.unwrap().is_none(), "b's write went");
+            // The next group starts unguarded again.
+            let d = Arc::default();
+            let _ = counted_in_group(&store, "d", None, &d).await.unwrap().unwrap();
+            assert_eq!(d.load(Ordering::Relaxed), 1);
+        }
+    }
+
+    #[tokio::test]
+    async fn a_step_taken_back_without_writing_spoils_nothing() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let dir = tempfile::tempdir().unwrap();
+        let store = SqliteStore::open(&dir.path().join("e.db")).await.unwrap();
+        assert!(store.insert_job(&job("b")).await.unwrap());
+        let runs: Vec<Arc<AtomicUsize>> = (0..3).map(|_| Arc::default()).collect();
+        let release = hold_writer(&store).await;
+        let a = counted_in_group(&store, "a", None, &runs[0]);
+        let b = counted_in_group(&store, "b", Some(Spoil::Empty), &runs[1]);
+        let c = counted_in_group(&store, "c", None, &runs[2]);
+        drop(release);
+        let group = a.await.unwrap().unwrap();
+        assert_eq!(b.await.unwrap().unwrap(), group);
+        assert_eq!(c.await.unwrap().unwrap(), group);
+        let counts: Vec<usize> = runs.iter().map(|r| r.load(Ordering::Relaxed)).collect();
+        assert_eq!(counts, [1, 1, 1], "no step ran twice");
+        for id in ["a", "b", "c"] {
+            assert!(store.job(id).await.unwrap().is_some());
+        }
     }
 
     #[tokio::test]
