@@ -7,6 +7,13 @@ use clap::{Parser, Subcommand};
 
 use ozcheck::cmd;
 
+/// With the runtime built in, mimalloc: the runtime's threads hand memory to each other
+/// (a store's thread frees what the runtime's thread allocated), which glibc's allocator
+/// serializes on its arena locks (docs/decisions/0009). The light build keeps the system's.
+#[cfg(feature = "runtime")]
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// Verifies the policies and filters of agent-platform plugins.
 ///
 /// The flags, exit codes and JSON fields scripts rely on are in docs/cli.md.

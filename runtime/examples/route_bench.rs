@@ -27,6 +27,10 @@ use ozcheck_runtime::{JobStart, Runtime};
 use serde_json::json;
 use tokio::task::JoinSet;
 
+/// The allocator `ozcheck serve` runs with (docs/decisions/0009).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 const WAITS: usize = 100_000;
 const SUBJECTS: usize = 10_000;
 const TYPES: usize = WAITS / SUBJECTS;

@@ -45,6 +45,8 @@ pub(super) struct Lite {
     guarded: Arc<AtomicBool>,
     /// Whether an unguarded step was taken back after it wrote: its group must run again.
     spoiled: Arc<AtomicBool>,
+    /// How many checkpoints the thread has run for a writer (tests see that they happen).
+    checkpoints: Arc<AtomicU64>,
 }
 
 impl Lite {
@@ -55,7 +57,23 @@ impl Lite {
             groups: Arc::new(AtomicU64::new(0)),
             guarded: Arc::new(AtomicBool::new(true)),
             spoiled: Arc::new(AtomicBool::new(false)),
+            checkpoints: Arc::new(AtomicU64::new(0)),
         }
+    }
+
+    /// Copies the WAL into the database as far as no reader needs it (a passive checkpoint,
+    /// which never waits for the writer), and counts it.
+    pub(super) fn checkpoint(&self) -> StoreResult<()> {
+        self.checkpoints.fetch_add(1, Ordering::Relaxed);
+        self.conn()
+            .query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()))?;
+        Ok(())
+    }
+
+    /// How many checkpoints the thread has run.
+    #[cfg(test)]
+    pub(super) fn checkpoints(&self) -> u64 {
+        self.checkpoints.load(Ordering::Relaxed)
     }
 
     /// Runs the steps that follow each in a savepoint (`true`) or without one (`false`), and
