@@ -5,7 +5,7 @@
 //! [`Lite`] is a [`Backend`] whose transactions are steps inside the batch's transaction, which
 //! the thread has opened before it runs them: each step's writes are committed with the batch,
 //! or taken back alone if the step fails. A step runs first without a savepoint of its own
-//! (*unguarded*): a savepoint makes SQLite copy every page the step touches to its
+//! (*unguarded*): a savepoint makes `SQLite` copy every page the step touches to its
 //! sub-journal, which was a fifth of the writer's time. A step that is taken back without
 //! having written anything needs no undo; one that wrote marks the batch *spoiled*, and the
 //! thread rolls the batch back and runs its steps again, each in a savepoint (*guarded*), so

@@ -45,7 +45,7 @@ pub const MAX_BATCH: usize = 256;
 const CACHE_KIB: i64 = -32_768;
 
 /// Pages in the WAL after a commit from which the writer asks the reader's thread to copy them
-/// into the database (SQLite's own default for the writer's automatic checkpoint).
+/// into the database (`SQLite`'s own default for the writer's automatic checkpoint).
 const CHECKPOINT_PAGES: i32 = 1000;
 
 thread_local! {
@@ -227,7 +227,12 @@ impl SqliteStore {
             lane: reader.clone(),
             state: Arc::new(AtomicU8::new(IDLE)),
         };
-        let writer = Lane::spawn("oz-sqlite-write", writing, "BEGIN IMMEDIATE", Some(checkpointer))?;
+        let writer = Lane::spawn(
+            "oz-sqlite-write",
+            writing,
+            "BEGIN IMMEDIATE",
+            Some(checkpointer),
+        )?;
         Ok(Self { writer, reader })
     }
 
@@ -444,7 +449,12 @@ fn keep_wal_short(lite: &Lite, to: &Checkpointer) {
     match to.state.load(Ordering::Acquire) {
         IDLE => {
             to.state.store(ASKED, Ordering::Release);
-            if to.lane.0.send(Message::Checkpoint(to.state.clone())).is_err() {
+            if to
+                .lane
+                .0
+                .send(Message::Checkpoint(to.state.clone()))
+                .is_err()
+            {
                 // The reader has stopped: the writer copies the WAL itself.
                 to.state.store(DONE, Ordering::Release);
             }
@@ -1050,7 +1060,10 @@ mod tests {
             assert!(store.job("b").await.unwrap().is_none(), "b's write went");
             // The next group starts unguarded again.
             let d = Arc::default();
-            let _ = counted_in_group(&store, "d", None, &d).await.unwrap().unwrap();
+            let _ = counted_in_group(&store, "d", None, &d)
+                .await
+                .unwrap()
+                .unwrap();
             assert_eq!(d.load(Ordering::Relaxed), 1);
         }
     }
