@@ -5,6 +5,13 @@
 //! and how to hold other fire recorders of a routine), how a statement runs (sqlx for
 //! `PostgreSQL`, the `SQLite` store's own connection for `SQLite`) and how a transaction begins
 //! and ends.
+//!
+//! The inserts into tables numbered by a sequence (`waits`, `events`, `fires`) skip an existing
+//! row with `WHERE NOT EXISTS` before their `ON CONFLICT`, which then only settles a race: for
+//! a row `ON CONFLICT` skips, `SQLite` still advances an `AUTOINCREMENT` table's sequence, a
+//! write its count of changed rows does not show, so the `SQLite` writer could not tell that a
+//! step taken back after such an insert had written (`lite.rs`); and neither database uses up
+//! a number on a redelivery.
 
 use std::time::Duration;
 
@@ -597,7 +604,8 @@ macro_rules! sql_rows {
                 let row = $query(
                     "INSERT INTO waits (name, job_id, source, subject, types, filter, timeout_ms, \
                      since, after_seq, created_at, deadline) \
-                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) \
+                     SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11 \
+                     WHERE NOT EXISTS (SELECT 1 FROM waits WHERE job_id = $2 AND name = $1) \
                      ON CONFLICT (job_id, name) DO NOTHING RETURNING seq",
                 )
                 .bind(&wait.name)
@@ -641,7 +649,8 @@ macro_rules! sql_rows {
                 let row = $query(
                     "INSERT INTO events (source, event_id, type, action, subject, text, \
                      attributes, received_at, routed) \
-                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, FALSE) \
+                     SELECT $1, $2, $3, $4, $5, $6, $7, $8, FALSE \
+                     WHERE NOT EXISTS (SELECT 1 FROM events WHERE source = $1 AND event_id = $2) \
                      ON CONFLICT (source, event_id) DO NOTHING RETURNING seq",
                 )
                 .bind(&event.source)
@@ -751,7 +760,9 @@ macro_rules! sql_rows {
             async fn insert_fire(&mut self, fire: &$crate::model::Fire) -> $crate::store::StoreResult<bool> {
                 let done = $query(
                     "INSERT INTO fires (job_id, kind, name, trigger, state, reason, at, event_data) \
-                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (job_id) DO NOTHING",
+                     SELECT $1, $2, $3, $4, $5, $6, $7, $8 \
+                     WHERE NOT EXISTS (SELECT 1 FROM fires WHERE job_id = $1) \
+                     ON CONFLICT (job_id) DO NOTHING",
                 )
                 .bind(&fire.job)
                 .bind(&fire.kind)

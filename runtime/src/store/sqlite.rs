@@ -113,6 +113,9 @@ trait Queued: Send {
     /// Whether the step runs behind a crash switch (tests): such a step always runs guarded,
     /// so a crash is never run twice.
     fn faulty(&self) -> bool;
+    /// Makes the step's result an error (its writes went with its group's transaction),
+    /// unless it is one already.
+    fn lost(&mut self, why: &str);
     /// Answers with the step's result, or with the group's commit failure if there was one.
     fn answer(self: Box<Self>, failed: Option<&StoreError>);
     /// Answers without running (the group's transaction could not begin).
@@ -145,6 +148,12 @@ where
 
     fn faulty(&self) -> bool {
         self.faults.is_some()
+    }
+
+    fn lost(&mut self, why: &str) {
+        if !matches!(self.out, Some(Err(_))) {
+            self.out = Some(Err(StoreError(why.to_owned())));
+        }
     }
 
     fn answer(self: Box<Self>, failed: Option<&StoreError>) {
@@ -444,6 +453,11 @@ fn serve(
 /// copy it; once that is done, copies the rest itself, so the next transaction restarts it.
 fn keep_wal_short(lite: &Lite, to: &Checkpointer) {
     if WAL_PAGES.with(std::cell::Cell::get) < CHECKPOINT_PAGES {
+        // A WAL this short after the reader's checkpoint was restarted by a commit since: the
+        // next thousand pages go to the reader again.
+        let _ = to
+            .state
+            .compare_exchange(DONE, IDLE, Ordering::AcqRel, Ordering::Acquire);
         return;
     }
     match to.state.load(Ordering::Acquire) {
@@ -472,7 +486,11 @@ fn keep_wal_short(lite: &Lite, to: &Checkpointer) {
 /// unguarded (no savepoint each, see `lite.rs`) until one is taken back after it wrote; then the
 /// transaction is rolled back and the group runs again from its first step, every step in a
 /// savepoint of its own, which is what the first run would have left with savepoints. Steps
-/// are deterministic in the database's state, so the second run answers for both.
+/// are deterministic in the database's state, so the second run answers for both. A step
+/// after which `SQLite` has ended the transaction itself (an I/O error, a full disk, an
+/// interrupt, an `OR ROLLBACK` conflict) is answered with that error, and the group runs again
+/// without it: otherwise the steps after it would run outside any transaction, each
+/// committing by itself, and then be answered with the failed `COMMIT`.
 fn run_group(lite: &Lite, mut steps: Vec<Box<dyn Queued>>, begin: &'static str) {
     if steps.is_empty() {
         return;
@@ -486,21 +504,39 @@ fn run_group(lite: &Lite, mut steps: Vec<Box<dyn Queued>>, begin: &'static str) 
     lite.next_group();
     lite.guard(false);
     let mut guarded = false;
+    // Steps whose statement made SQLite end the whole transaction: answered with their error,
+    // left out when the group runs again.
+    let mut dropped = vec![false; steps.len()];
     let mut i = 0;
     while i < steps.len() {
+        if dropped[i] {
+            i += 1;
+            continue;
+        }
         let step = &mut steps[i];
         if !guarded && step.faulty() {
             lite.guard(true);
             guarded = true;
         }
         step.run(lite);
-        if !guarded && lite.spoiled() {
+        let ended = lite.conn().is_autocommit();
+        if ended {
+            // An I/O error, a full disk, an interrupt or an `OR ROLLBACK` conflict rolls back
+            // the whole transaction, and a statement after it would commit by itself: this
+            // step is answered with the error, and the others run again in a new transaction.
+            step.lost("SQLite rolled back the transaction of this step's group");
+            dropped[i] = true;
+        }
+        if ended || (!guarded && lite.spoiled()) {
             // Back to the group's start, then every step so far again, guarded.
-            let again = lite.control("ROLLBACK").and_then(|()| lite.control(begin));
-            if let Err(e) = again {
-                let _ = lite.control("ROLLBACK");
-                for step in steps {
-                    step.answer(Some(&e));
+            let _ = lite.control("ROLLBACK");
+            if let Err(e) = lite.control(begin) {
+                for (step, dropped) in steps.into_iter().zip(dropped) {
+                    if dropped {
+                        step.answer(None);
+                    } else {
+                        step.answer(Some(&e));
+                    }
                 }
                 return;
             }
@@ -516,8 +552,9 @@ fn run_group(lite: &Lite, mut steps: Vec<Box<dyn Queued>>, begin: &'static str) 
     if failed.is_some() {
         let _ = lite.control("ROLLBACK");
     }
-    for step in steps {
-        step.answer(failed.as_ref());
+    for (step, dropped) in steps.into_iter().zip(dropped) {
+        // A dropped step's answer is its own error, whatever became of the group.
+        step.answer(if dropped { None } else { failed.as_ref() });
     }
 }
 
@@ -905,6 +942,8 @@ threaded_store!(Faulty<SqliteStore>);
 mod tests {
     use std::sync::mpsc as std_mpsc;
 
+    use crate::faults::Faults;
+
     use super::*;
 
     fn job(id: &str) -> Job {
@@ -1134,6 +1173,160 @@ mod tests {
             log < i64::from(2 * CHECKPOINT_PAGES),
             "the WAL was not restarted: {log} frames"
         );
+    }
+
+    fn event(id: &str) -> Event {
+        Event {
+            source: "ci".into(),
+            id: id.into(),
+            kind: "t".into(),
+            action: String::new(),
+            subject: "s".into(),
+            text: String::new(),
+            attributes: serde_json::json!({}),
+        }
+    }
+
+    /// Receives `a`, `a` again (a redelivery: its step is taken back without a changed row),
+    /// then `b`; registers wait `one`, `one` again (taken: taken back too), then `two`. Returns
+    /// the numbers given: `a`, the last one after the redelivery, `b`, `one`, `two`.
+    async fn numbers_given<S: Store>(store: &S) -> [i64; 5] {
+        let received = AuditRecord {
+            at: Timestamp(0),
+            action: "event.received".into(),
+            data: serde_json::json!({}),
+        };
+        let new = |r: Received| match r {
+            Received::New(stored) => stored.seq,
+            Received::Known { .. } => panic!("a new event"),
+        };
+        let a = new(store
+            .receive(&event("a"), Timestamp(1), &received)
+            .await
+            .unwrap());
+        let again = store
+            .receive(&event("a"), Timestamp(1), &received)
+            .await
+            .unwrap();
+        assert!(matches!(again, Received::Known { .. }));
+        let last = store.last_seq().await.unwrap();
+        let b = new(store
+            .receive(&event("b"), Timestamp(1), &received)
+            .await
+            .unwrap());
+        assert!(store.insert_job(&job("j")).await.unwrap());
+        let spec = crate::model::WaitSpec {
+            source: "ci".into(),
+            types: None,
+            subject: None,
+            filter: None,
+            timeout: Duration::from_secs(60),
+            since: crate::model::Since::Now,
+        };
+        let wait = |name: &str| Wait::open("j", name, spec.clone(), 0, Timestamp(0), Timestamp(9));
+        let inserted = |w: WaitInsert| match w {
+            WaitInsert::Inserted(seq) => seq,
+            other => panic!("inserted, not {other:?}"),
+        };
+        let one = inserted(store.insert_wait(&wait("one")).await.unwrap());
+        let taken = store.insert_wait(&wait("one")).await.unwrap();
+        assert!(matches!(taken, WaitInsert::NameTaken));
+        let two = inserted(store.insert_wait(&wait("two")).await.unwrap());
+        [a, last, b, one, two]
+    }
+
+    #[tokio::test]
+    async fn a_redelivery_or_a_taken_name_uses_up_no_number() {
+        let dir = tempfile::tempdir().unwrap();
+        let plain = SqliteStore::open(&dir.path().join("p.db")).await.unwrap();
+        // Behind an unarmed crash switch every step runs in its savepoint.
+        let guarded = Faulty::new(
+            SqliteStore::open(&dir.path().join("g.db")).await.unwrap(),
+            Faults::new(),
+        );
+        let unguarded = numbers_given(&plain).await;
+        assert_eq!(unguarded, numbers_given(&guarded).await);
+        assert_eq!(unguarded, [1, 1, 2, 1, 2], "no number skipped");
+    }
+
+    #[tokio::test]
+    async fn a_statement_that_ends_the_transaction_costs_only_its_own_step() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SqliteStore::open(&dir.path().join("x.db")).await.unwrap();
+        assert!(store.insert_job(&job("x")).await.unwrap());
+        let release = hold_writer(&store).await;
+        let a = insert_in_group(&store, "a", false);
+        // `OR ROLLBACK` on a taken id: SQLite ends the whole transaction (as an I/O error, a
+        // full disk or an interrupt would), with no row changed.
+        let b = store
+            .writer
+            .queue(None, move |db| {
+                let lite = lite(&db).clone();
+                on!(db, |b| async {
+                    let _tx = rows::Backend::begin(b).await?;
+                    lite.conn().execute(
+                        "INSERT OR ROLLBACK INTO jobs (id, started_at, start_seq, runtime, \
+                         shadow, sandboxed) VALUES ('x', 0, 0, 't', 0, 0)",
+                        [],
+                    )?;
+                    Ok(())
+                })
+            })
+            .expect("queued");
+        let c = insert_in_group(&store, "c", false);
+        drop(release);
+        let group = a.await.unwrap().expect("a is committed");
+        assert!(b.await.unwrap().0.is_err(), "b hears of its error");
+        assert_eq!(c.await.unwrap().expect("c is committed"), group);
+        assert!(store.job("a").await.unwrap().is_some());
+        assert!(store.job("c").await.unwrap().is_some());
+    }
+
+    #[tokio::test]
+    async fn after_the_wal_restarts_the_reader_copies_the_next_pages_too() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SqliteStore::open(&dir.path().join("w.db")).await.unwrap();
+        let checkpoints = |lane: &Lane| {
+            let rx = lane
+                .queue(None, |db| Ok(lite(&db).checkpoints()))
+                .expect("queued");
+            async move { rx.await.expect("answered").0.expect("read") }
+        };
+        let text = "x".repeat(4000);
+        let write = |i: usize| {
+            let record = AuditRecord {
+                at: Timestamp(0),
+                action: "test".into(),
+                data: serde_json::json!({ "i": i, "text": text }),
+            };
+            let store = store.clone();
+            async move { store.append_audit(&record).await.unwrap() }
+        };
+        let mut i = 0;
+        while checkpoints(&store.reader).await == 0 {
+            i += 1;
+            write(i).await;
+            assert!(i < 10_000, "no checkpoint on the reader");
+        }
+        // A read queued on the reader after the checkpoint it was asked for is answered after
+        // it, so `first` writes brought the WAL to the thousand pages.
+        let first = i;
+        // Paced writes: the reader's checkpoint is over before the next commit, which starts
+        // the WAL over. The next thousand pages take about as many writes again, and it is the
+        // reader that is asked to copy them, not the writer a thousand pages later still.
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        loop {
+            i += 1;
+            write(i).await;
+            if checkpoints(&store.reader).await >= 2 {
+                break;
+            }
+            assert!(
+                i - first <= first * 3 / 2,
+                "no checkpoint asked of the reader in {} writes after the first {first}",
+                i - first
+            );
+        }
     }
 
     #[tokio::test]
