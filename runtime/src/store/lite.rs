@@ -83,6 +83,11 @@ impl Lite {
         self.spoiled.store(false, Ordering::Relaxed);
     }
 
+    /// Whether steps run in savepoints of their own.
+    pub(super) fn guarded(&self) -> bool {
+        self.guarded.load(Ordering::Relaxed)
+    }
+
     /// Whether an unguarded step wrote and was then taken back since [`Lite::guard`].
     pub(super) fn spoiled(&self) -> bool {
         self.spoiled.load(Ordering::Relaxed)
@@ -194,7 +199,7 @@ impl Backend for Lite {
     type Read<'a> = LiteRead<'a>;
 
     async fn begin(&self) -> StoreResult<LiteTx<'_>> {
-        let unguarded_at = if self.guarded.load(Ordering::Relaxed) {
+        let unguarded_at = if self.guarded() {
             self.control("SAVEPOINT step")?;
             None
         } else {

@@ -503,7 +503,6 @@ fn run_group(lite: &Lite, mut steps: Vec<Box<dyn Queued>>, begin: &'static str) 
     }
     lite.next_group();
     lite.guard(false);
-    let mut guarded = false;
     // Steps whose statement made SQLite end the whole transaction: answered with their error,
     // left out when the group runs again.
     let mut dropped = vec![false; steps.len()];
@@ -514,9 +513,8 @@ fn run_group(lite: &Lite, mut steps: Vec<Box<dyn Queued>>, begin: &'static str) 
             continue;
         }
         let step = &mut steps[i];
-        if !guarded && step.faulty() {
+        if !lite.guarded() && step.faulty() {
             lite.guard(true);
-            guarded = true;
         }
         step.run(lite);
         let ended = lite.conn().is_autocommit();
@@ -527,21 +525,14 @@ fn run_group(lite: &Lite, mut steps: Vec<Box<dyn Queued>>, begin: &'static str) 
             step.lost("SQLite rolled back the transaction of this step's group");
             dropped[i] = true;
         }
-        if ended || (!guarded && lite.spoiled()) {
+        if ended || (!lite.guarded() && lite.spoiled()) {
             // Back to the group's start, then every step so far again, guarded.
             let _ = lite.control("ROLLBACK");
             if let Err(e) = lite.control(begin) {
-                for (step, dropped) in steps.into_iter().zip(dropped) {
-                    if dropped {
-                        step.answer(None);
-                    } else {
-                        step.answer(Some(&e));
-                    }
-                }
+                answer_all(steps, &dropped, Some(&e));
                 return;
             }
             lite.guard(true);
-            guarded = true;
             i = 0;
             continue;
         }
@@ -552,9 +543,14 @@ fn run_group(lite: &Lite, mut steps: Vec<Box<dyn Queued>>, begin: &'static str) 
     if failed.is_some() {
         let _ = lite.control("ROLLBACK");
     }
-    for (step, dropped) in steps.into_iter().zip(dropped) {
-        // A dropped step's answer is its own error, whatever became of the group.
-        step.answer(if dropped { None } else { failed.as_ref() });
+    answer_all(steps, &dropped, failed.as_ref());
+}
+
+/// Answers a group's steps: with `failed` if the group's transaction failed, except the
+/// dropped ones, whose answer is their own error whatever became of the group.
+fn answer_all(steps: Vec<Box<dyn Queued>>, dropped: &[bool], failed: Option<&StoreError>) {
+    for (step, &dropped) in steps.into_iter().zip(dropped) {
+        step.answer(if dropped { None } else { failed });
     }
 }
 
