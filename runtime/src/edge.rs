@@ -7,6 +7,7 @@
 //! (tasks, or edges sharing one database) may call [`Runtime::route`] for the same event at once:
 //! a wait gets one event, and an event goes to one wait of a job.
 
+use std::collections::HashSet;
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
@@ -18,11 +19,12 @@ use crate::clock::{Clock, DAY, Timestamp};
 use crate::config::Config;
 use crate::error::RuntimeError;
 use crate::filter::{ExprRole, Filter, PreparedEvent, Stopped};
+use crate::group::Group;
 use crate::index::ArmedWait;
 use crate::log::LogRing;
 use crate::model::{AuditRecord, Event, Job, Since, StoredEvent, Wait, WaitSpec, WaitState};
 use crate::routes::{Routes, Routing};
-use crate::store::{Candidate, Claim, Received, Store, StoreError, WaitInsert};
+use crate::store::{Candidate, Claim, Received, Store, StoreError, ToRoute, WaitInsert};
 use crate::triggers::Triggers;
 
 /// A wait left the `open` state; sent to whoever subscribed (the job's workflow).
@@ -62,6 +64,8 @@ pub struct Runtime<S: Store> {
     routes: Routes,
     signals: broadcast::Sender<WaitClosed>,
     log: LogRing,
+    /// Deliveries waiting to go to the store together ([`Store::group_size`]).
+    group: Group<Event, Result<Option<StoredEvent>, StoreError>>,
 }
 
 impl<S: Store> Runtime<S> {
@@ -91,6 +95,7 @@ impl<S: Store> Runtime<S> {
             routes: Routes::new(routing),
             signals,
             log: LogRing::default(),
+            group: Group::default(),
         });
         for line in rt.config().warnings() {
             rt.log(line);
@@ -426,29 +431,92 @@ impl<S: Store> Runtime<S> {
     /// Takes an event that a source's function produced: retains it (once per identity) with
     /// its `event.received` record, routes it to waits and triggers, and marks it routed.
     /// Returns `None` for a duplicate; a duplicate whose first router died before it finished is
-    /// routed now.
+    /// routed now. On a store that takes deliveries in groups, the events that arrive while a
+    /// group is in the store go in the next group together (`crate::group`): one transaction
+    /// retains them all, and one more routes them all.
     pub async fn ingest(&self, event: &Event) -> Result<Option<StoredEvent>, StoreError> {
-        let now = self.now();
-        let audit = AuditRecord {
-            at: now,
-            action: "event.received".to_owned(),
-            data: json!({"source": event.source, "id": event.id, "type": event.kind,
-                         "action": event.action, "subject": event.subject}),
-        };
-        match self.store.receive(event, now, &audit).await? {
-            Received::New(stored) => {
-                self.route_and_fire(&stored).await?;
-                Ok(Some(stored))
+        let max = self.store.group_size();
+        if max > 1 {
+            let grouped = self
+                .group
+                .run(event.clone(), max, |events| async move {
+                    match self.ingest_all(&events).await {
+                        Ok(answers) => answers.into_iter().map(Ok).collect(),
+                        Err(e) => events
+                            .iter()
+                            .map(|_| Err(StoreError(e.0.clone())))
+                            .collect(),
+                    }
+                })
+                .await;
+            if let Some(answer) = grouped {
+                return answer;
             }
-            Received::Known {
-                stored,
-                routed: false,
-            } => {
-                self.route_and_fire(&stored).await?;
-                Ok(None)
-            }
-            Received::Known { routed: true, .. } => Ok(None),
         }
+        let mut answers = self.ingest_all(std::slice::from_ref(event)).await?;
+        Ok(answers.pop().flatten())
+    }
+
+    /// [`Runtime::ingest`] for several events at once; one answer per event, in order. An
+    /// identity given twice is one event: the second is answered as a duplicate.
+    async fn ingest_all(&self, events: &[Event]) -> Result<Vec<Option<StoredEvent>>, StoreError> {
+        let now = self.now();
+        let mut seen: HashSet<(&str, &str)> = HashSet::new();
+        let mut distinct: Vec<Event> = Vec::with_capacity(events.len());
+        let mut place: Vec<Option<usize>> = Vec::with_capacity(events.len());
+        for event in events {
+            if seen.insert((event.source.as_str(), event.id.as_str())) {
+                place.push(Some(distinct.len()));
+                distinct.push(event.clone());
+            } else {
+                place.push(None);
+            }
+        }
+        let audits: Vec<AuditRecord> = distinct
+            .iter()
+            .map(|event| AuditRecord {
+                at: now,
+                action: "event.received".to_owned(),
+                data: json!({"source": event.source, "id": event.id, "type": event.kind,
+                             "action": event.action, "subject": event.subject}),
+            })
+            .collect();
+        let received = self.store.receive_many(&distinct, &audits, now).await?;
+        let mut answers = Vec::with_capacity(received.len());
+        let mut plain = Vec::new();
+        let mut watched = Vec::new();
+        for received in received {
+            let stored = match received {
+                Received::New(stored) => {
+                    answers.push(Some(stored.clone()));
+                    stored
+                }
+                Received::Known {
+                    stored,
+                    routed: false,
+                } => {
+                    answers.push(None);
+                    stored
+                }
+                Received::Known { routed: true, .. } => {
+                    answers.push(None);
+                    continue;
+                }
+            };
+            if self.setup().triggers.watches(&stored.event.source) {
+                watched.push(stored);
+            } else {
+                plain.push(stored);
+            }
+        }
+        self.route_marking(&plain, true).await?;
+        for stored in &watched {
+            self.route_and_fire(stored).await?;
+        }
+        Ok(place
+            .into_iter()
+            .map(|p| p.and_then(|i| answers[i].clone()))
+            .collect())
     }
 
     /// Routes a retained event to its waits and fires its triggers, then marks it routed (in
@@ -456,7 +524,8 @@ impl<S: Store> Runtime<S> {
     async fn route_and_fire(&self, stored: &StoredEvent) -> Result<(), StoreError> {
         let event = &stored.event;
         let triggers = self.setup().triggers.watches(&event.source);
-        self.route_marking(stored, !triggers).await?;
+        self.route_marking(std::slice::from_ref(stored), !triggers)
+            .await?;
         if triggers {
             self.fire_triggers(stored).await?;
             self.store.mark_routed(&event.source, &event.id).await?;
@@ -467,62 +536,94 @@ impl<S: Store> Runtime<S> {
     /// Routes a retained event to the open waits it matches: the waits on its subject and on
     /// any subject of its source, oldest first, at most one per job. Returns the waits it got.
     pub async fn route(&self, stored: &StoredEvent) -> Result<Vec<String>, StoreError> {
-        self.route_marking(stored, false).await
+        let mut matched = self
+            .route_marking(std::slice::from_ref(stored), false)
+            .await?;
+        Ok(matched.pop().unwrap_or_default())
     }
 
+    /// Routes retained events (distinct identities) in one store transaction, one after
+    /// another, and with `mark_routed` marks them routed in it. Returns the waits each got.
     async fn route_marking(
         &self,
-        stored: &StoredEvent,
+        events: &[StoredEvent],
         mark_routed: bool,
-    ) -> Result<Vec<String>, StoreError> {
-        let event = &stored.event;
-        let compile = |spec: &WaitSpec| self.compile_filter(spec).map_err(|r| r.to_string());
-        let found = self
-            .routes
-            .candidates(&*self.store, &event.source, &event.subject, &compile)
-            .await?;
-        for (wait, reason) in &found.broken {
-            self.close(wait, WaitState::Refused, Some(reason), self.now())
-                .await?;
-        }
-        // Converted once, and only when some candidate has a filter.
-        let mut prepared: Option<Result<PreparedEvent, String>> = None;
-        let mut armed = Vec::new();
-        for candidate in &found.armed {
-            let wait = &candidate.wait;
-            if wait.after_seq >= stored.seq || !wait.spec.admits(event) {
-                continue;
-            }
-            // On an event routed after the wait was registered, a stopped filter is false.
-            if let Some(filter) = &candidate.filter {
-                let Ok(prepared) = prepared.get_or_insert_with(|| PreparedEvent::new(event)) else {
-                    continue;
-                };
-                if filter.matches(prepared) != Ok(true) {
-                    continue;
-                }
-            }
-            armed.push(candidate.clone());
-        }
-        if armed.is_empty() && !mark_routed {
+    ) -> Result<Vec<Vec<String>>, StoreError> {
+        if events.is_empty() {
             return Ok(Vec::new());
         }
-        let candidates: Vec<Candidate> = armed
+        let compile = |spec: &WaitSpec| self.compile_filter(spec).map_err(|r| r.to_string());
+        let keys: Vec<(String, String)> = events
             .iter()
-            .map(|a| self.candidate(&a.wait, stored))
+            .map(|s| (s.event.source.clone(), s.event.subject.clone()))
             .collect();
-        let outcomes = self
-            .store
-            .route(event, &candidates, self.now(), mark_routed)
+        let found = self
+            .routes
+            .candidates_many(&*self.store, &keys, &compile)
             .await?;
-        let mut matched = Vec::new();
-        for (candidate, outcome) in armed.iter().zip(outcomes) {
-            if outcome == Claim::Claimed {
-                matched.push(candidate.wait.name.clone());
+        let mut batch = Vec::with_capacity(events.len());
+        let mut armed_of = Vec::with_capacity(events.len());
+        for (stored, found) in events.iter().zip(found) {
+            let event = &stored.event;
+            for (wait, reason) in &found.broken {
+                self.close(wait, WaitState::Refused, Some(reason), self.now())
+                    .await?;
             }
-            self.claimed(&candidate.wait, outcome).await?;
+            // Converted once, and only when some candidate has a filter.
+            let mut prepared: Option<Result<PreparedEvent, String>> = None;
+            let mut armed = Vec::new();
+            for candidate in &found.armed {
+                let wait = &candidate.wait;
+                if wait.after_seq >= stored.seq || !wait.spec.admits(event) {
+                    continue;
+                }
+                // On an event routed after the wait was registered, a stopped filter is false.
+                if let Some(filter) = &candidate.filter {
+                    let Ok(prepared) = prepared.get_or_insert_with(|| PreparedEvent::new(event))
+                    else {
+                        continue;
+                    };
+                    if filter.matches(prepared) != Ok(true) {
+                        continue;
+                    }
+                }
+                armed.push(candidate.clone());
+            }
+            if armed.is_empty() && !mark_routed {
+                armed_of.push(None);
+                continue;
+            }
+            batch.push(ToRoute {
+                event: event.clone(),
+                candidates: armed
+                    .iter()
+                    .map(|a| self.candidate(&a.wait, stored))
+                    .collect(),
+                mark_routed,
+            });
+            armed_of.push(Some(armed));
         }
-        Ok(matched)
+        let mut outcomes = if batch.is_empty() {
+            Vec::new()
+        } else {
+            self.store.route_many(&batch, self.now()).await?
+        }
+        .into_iter();
+        let mut out = Vec::with_capacity(events.len());
+        for armed in armed_of {
+            let mut matched = Vec::new();
+            if let Some(armed) = armed {
+                let claims = outcomes.next().unwrap_or_default();
+                for (candidate, outcome) in armed.iter().zip(claims) {
+                    if outcome == Claim::Claimed {
+                        matched.push(candidate.wait.name.clone());
+                    }
+                    self.claimed(&candidate.wait, outcome).await?;
+                }
+            }
+            out.push(matched);
+        }
+        Ok(out)
     }
 
     /// The E5 lines for every open wait.

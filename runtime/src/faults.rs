@@ -17,7 +17,9 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use serde_json::Value;
 
 use crate::clock::Timestamp;
-use crate::model::{AuditRecord, Event, Fire, Job, Output, StepRecord, StoredEvent, Wait};
+use crate::model::{
+    AuditRecord, Event, Fire, Job, Output, StepRecord, StoredEvent, Wait, WaitState,
+};
 use crate::store::rows::{Backend, Closing, ReadRows, Rows};
 use crate::store::{StoreError, StoreResult};
 
@@ -171,6 +173,8 @@ pub struct FaultyTx<T> {
 }
 
 impl<B: Backend> Backend for Faulty<B> {
+    const GROUP: usize = B::GROUP;
+
     type Tx<'a>
         = FaultyTx<B::Tx<'a>>
     where
@@ -201,6 +205,12 @@ macro_rules! delegate {
             self.inner.$name($($arg),*).await
         }
     };
+    (write $name:ident as $step:literal ($($arg:ident: $ty:ty),*) -> $ret:ty) => {
+        async fn $name(&mut self, $($arg: $ty),*) -> StoreResult<$ret> {
+            self.faults.step($step)?;
+            self.inner.$name($($arg),*).await
+        }
+    };
     (write $name:ident($($arg:ident: $ty:ty),*) -> $ret:ty) => {
         async fn $name(&mut self, $($arg: $ty),*) -> StoreResult<$ret> {
             self.faults.step(stringify!($name))?;
@@ -217,10 +227,13 @@ impl<T: Rows> ReadRows for FaultyTx<T> {
     delegate!(read waits_of_job(job: &str) -> Vec<Wait>);
     delegate!(read open_waits() -> Vec<Wait>);
     delegate!(read open_waits_on(source: &str, subject: &str) -> Vec<Wait>);
+    delegate!(read open_waits_on_many(keys: &[(&str, &str)]) -> Vec<Vec<Wait>>);
     delegate!(read due_waits(now: Timestamp, limit: u32) -> Vec<Wait>);
     delegate!(read next_deadline() -> Option<Timestamp>);
     delegate!(read last_event_seq() -> i64);
     delegate!(read events_after(source: &str, after_seq: i64, since: Timestamp) -> Vec<StoredEvent>);
+    delegate!(read wait_state(seq: i64) -> Option<WaitState>);
+    delegate!(read in_ledger(job: &str, event: (&str, &str)) -> bool);
     delegate!(read ledger_of_job(job: &str) -> Vec<(String, String)>);
     delegate!(read event(source: &str, id: &str) -> Option<StoredEvent>);
     delegate!(read is_routed(source: &str, id: &str) -> Option<bool>);
@@ -246,7 +259,6 @@ impl<T: Rows> Rows for FaultyTx<T> {
     delegate!(write insert_event(event: &Event, received_at: Timestamp) -> Option<i64>);
     delegate!(write delete_events_before(before: Timestamp) -> u64);
     delegate!(write insert_ledger(job: &str, event: (&str, &str), wait_seq: i64) -> bool);
-    delegate!(write delete_ledger(job: &str, event: (&str, &str)) -> ());
     delegate!(write set_routed(source: &str, id: &str) -> ());
     delegate!(write take_lease(name: &str, holder: &str, now: Timestamp, until: Timestamp) -> bool);
     delegate!(write lock_fires(kind: &str, name: &str) -> ());
@@ -258,6 +270,17 @@ impl<T: Rows> Rows for FaultyTx<T> {
     delegate!(write insert_output(output: &Output) -> ());
     delegate!(write apply_outputs(job: &str, at: Timestamp) -> ());
     delegate!(write set_flag(key: &str, on: bool) -> ());
+    // The calls on many rows go to the backend's own (which may lock, as on PostgreSQL), never
+    // to the trait's loops over the wrapper's one-row calls; each is one step, named as its
+    // one-row call (the crash points name those).
+    delegate!(read lock_waits(seqs: &[i64]) -> Vec<(i64, WaitState)>);
+    delegate!(read ledger_holds(keys: &[(&str, (&str, &str))]) -> Vec<bool>);
+    delegate!(write insert_ledgers as "insert_ledger" (rows: &[(&str, (&str, &str), i64)]) -> u64);
+    delegate!(write close_waits as "close_wait" (closings: &[(i64, Closing<'_>)]) -> u64);
+    delegate!(write append_audits as "append_audit" (records: &[&AuditRecord]) -> ());
+    delegate!(write set_outside_started_all as "set_outside_started" (ids: &[&str]) -> ());
+    delegate!(write set_routed_all as "set_routed" (keys: &[(&str, &str)]) -> ());
+    delegate!(write insert_events as "insert_event" (events: &[&Event], received_at: Timestamp) -> Vec<Option<i64>>);
 
     async fn commit(self) -> StoreResult<()> {
         // A crash at the commit drops the transaction uncommitted.

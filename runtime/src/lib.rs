@@ -19,6 +19,7 @@ pub mod faults;
 pub mod filter;
 pub mod fires;
 pub mod flows;
+mod group;
 pub mod index;
 pub mod ingest;
 pub mod jobs;

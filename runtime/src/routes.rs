@@ -123,45 +123,54 @@ impl Routes {
         }
     }
 
-    /// The waits an event of `source` about `subject` may go to, oldest registration first.
-    pub(crate) async fn candidates<S: Store>(
+    /// The waits an event of `source` about `subject` may go to, oldest registration first,
+    /// for each `(source, subject)` of `keys`, in their order; a shared edge reads them from the
+    /// store at once.
+    pub(crate) async fn candidates_many<S: Store>(
         &self,
         store: &S,
-        source: &str,
-        subject: &str,
+        keys: &[(String, String)],
         compile: Compile<'_>,
-    ) -> Result<Candidates, StoreError> {
+    ) -> Result<Vec<Candidates>, StoreError> {
         let shared = match self {
             Routes::Local(index) => {
-                return Ok(Candidates {
-                    armed: lock(index).candidates(source, subject),
-                    broken: Vec::new(),
-                });
+                let index = lock(index);
+                return Ok(keys
+                    .iter()
+                    .map(|(source, subject)| Candidates {
+                        armed: index.candidates(source, subject),
+                        broken: Vec::new(),
+                    })
+                    .collect());
             }
             Routes::Shared(shared) => shared,
         };
-        let waits = store.open_waits_on(source, subject).await?;
-        let mut out = Candidates {
-            armed: Vec::with_capacity(waits.len()),
-            broken: Vec::new(),
-        };
-        for wait in waits {
-            let cached = lock(&shared.armed).get(&wait.seq).cloned();
-            if let Some(armed) = cached {
-                out.armed.push(armed);
-                continue;
-            }
-            match compile(&wait.spec) {
-                Ok(filter) => {
-                    let armed = ArmedWait { wait, filter };
-                    let seq = armed.wait.seq;
-                    self.arm(armed);
-                    if let Some(armed) = lock(&shared.armed).get(&seq).cloned() {
-                        out.armed.push(armed);
-                    }
+        let found = store.open_waits_on_many(keys).await?;
+        let mut out = Vec::with_capacity(found.len());
+        for waits in found {
+            let mut candidates = Candidates {
+                armed: Vec::with_capacity(waits.len()),
+                broken: Vec::new(),
+            };
+            for wait in waits {
+                let cached = lock(&shared.armed).get(&wait.seq).cloned();
+                if let Some(armed) = cached {
+                    candidates.armed.push(armed);
+                    continue;
                 }
-                Err(reason) => out.broken.push((wait, reason)),
+                match compile(&wait.spec) {
+                    Ok(filter) => {
+                        let armed = ArmedWait { wait, filter };
+                        let seq = armed.wait.seq;
+                        self.arm(armed);
+                        if let Some(armed) = lock(&shared.armed).get(&seq).cloned() {
+                            candidates.armed.push(armed);
+                        }
+                    }
+                    Err(reason) => candidates.broken.push((wait, reason)),
+                }
             }
+            out.push(candidates);
         }
         Ok(out)
     }

@@ -13,6 +13,7 @@ use ozcheck_runtime::routes::LEASE_TERM;
 use ozcheck_runtime::store::{FireLimit, FireOutcome, PostgresStore, Store};
 use ozcheck_runtime::{JobStart, Routing, Runtime};
 use serde_json::json;
+use sqlx::Connection;
 
 mod contract;
 mod pg;
@@ -356,4 +357,109 @@ async fn futures_sum(tasks: impl Iterator<Item = tokio::task::JoinHandle<usize>>
         total += task.await.unwrap();
     }
     total
+}
+
+/// A routing transaction reads a job's ledger before it writes, and only the candidate waits
+/// are locked: another wait of the job can be claimed with the same event meanwhile (by
+/// look-back, or an edge routing a redelivery). The ledger row that claim commits makes the
+/// router's insert find it; the router then routes again and skips the job, so the job still
+/// gets the event once and the router's wait stays open.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_ledger_row_committed_while_routing_makes_the_router_route_again() {
+    let Some(pg) = pg::server("a_ledger_row_committed_while_routing") else {
+        return;
+    };
+    let url = pg.fresh_url().await;
+    let store = Arc::new(PostgresStore::connect(&url).await.unwrap());
+    let job = Job {
+        id: "lj".into(),
+        started_at: Timestamp(0),
+        start_seq: 0,
+        deadline: None,
+        runtime: "pydantic-ai".into(),
+        shadow: false,
+        sandboxed: false,
+        outside_started: false,
+        ended_at: None,
+    };
+    assert!(store.insert_job(&job).await.unwrap());
+    let mut wait = ozcheck_runtime::model::Wait {
+        seq: 0,
+        name: "lw".into(),
+        job: "lj".into(),
+        spec: ozcheck_runtime::model::WaitSpec {
+            source: "ci".into(),
+            types: None,
+            subject: None,
+            filter: None,
+            timeout: Duration::from_secs(60),
+            since: ozcheck_runtime::model::Since::Job,
+        },
+        after_seq: 0,
+        created_at: Timestamp(0),
+        deadline: Timestamp(1_000_000),
+        state: WaitState::Open,
+        event: None,
+        matched: None,
+        reason: None,
+    };
+    let ozcheck_runtime::store::WaitInsert::Inserted(seq) = store.insert_wait(&wait).await.unwrap()
+    else {
+        panic!("the wait was not inserted");
+    };
+    wait.seq = seq;
+    let ev = event("le", "s");
+    store
+        .insert_event(&ev, Timestamp(1))
+        .await
+        .unwrap()
+        .unwrap();
+
+    // Another writer adds the job's ledger row for the event and holds it uncommitted.
+    let mut other = sqlx::PgConnection::connect(&url).await.unwrap();
+    sqlx::raw_sql(
+        "BEGIN; INSERT INTO job_events (job_id, event_source, event_id, wait_seq) \
+         VALUES ('lj', 'ci', 'le', 0)",
+    )
+    .execute(&mut other)
+    .await
+    .unwrap();
+    let routing = {
+        let (store, ev) = (store.clone(), ev.clone());
+        tokio::spawn(async move {
+            let candidate = ozcheck_runtime::store::Candidate {
+                wait_seq: seq,
+                job: "lj".into(),
+                audit: AuditRecord {
+                    at: Timestamp(2),
+                    action: "event.match".into(),
+                    data: json!({}),
+                },
+            };
+            store
+                .route(&ev, &[candidate], Timestamp(2), true)
+                .await
+                .unwrap()
+        })
+    };
+    // The router has read no ledger row and waits on the uncommitted one.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert!(!routing.is_finished());
+    sqlx::raw_sql("COMMIT").execute(&mut other).await.unwrap();
+    let outcome = routing.await.unwrap();
+    assert_eq!(outcome, [ozcheck_runtime::store::Claim::JobHadEvent]);
+    assert_eq!(
+        store.wait("lj", "lw").await.unwrap().unwrap().state,
+        WaitState::Open
+    );
+    assert_eq!(
+        store
+            .audit()
+            .await
+            .unwrap()
+            .iter()
+            .filter(|r| r.action == "event.match")
+            .count(),
+        0
+    );
 }

@@ -56,7 +56,6 @@ enum Undo {
     Events(Vec<(StoredEvent, bool)>),
     Routed(i64),
     Ledger(LedgerKey),
-    LedgerDeleted(LedgerKey),
     Lease(String, Option<(String, Timestamp)>),
     Fire,
     Audit,
@@ -151,9 +150,6 @@ impl Inner {
             }
             Undo::Ledger(key) => {
                 self.ledger.remove(&key);
-            }
-            Undo::LedgerDeleted(key) => {
-                self.ledger.insert(key);
             }
             Undo::Lease(name, before) => match before {
                 Some(lease) => {
@@ -298,6 +294,15 @@ impl ReadRows for MemoryTx<'_> {
             .filter(|e| e.event.source == source && e.received_at >= since)
             .cloned()
             .collect())
+    }
+
+    async fn wait_state(&mut self, seq: i64) -> StoreResult<Option<WaitState>> {
+        Ok(self.rows.waits.get(&seq).map(|w| w.state))
+    }
+
+    async fn in_ledger(&mut self, job: &str, event: (&str, &str)) -> StoreResult<bool> {
+        let key = (job.to_owned(), event.0.to_owned(), event.1.to_owned());
+        Ok(self.rows.ledger.contains(&key))
     }
 
     async fn ledger_of_job(&mut self, job: &str) -> StoreResult<Vec<(String, String)>> {
@@ -535,14 +540,6 @@ impl Rows for MemoryTx<'_> {
         }
         self.undo.push(Undo::Ledger(key));
         Ok(true)
-    }
-
-    async fn delete_ledger(&mut self, job: &str, event: (&str, &str)) -> StoreResult<()> {
-        let key = (job.to_owned(), event.0.to_owned(), event.1.to_owned());
-        if self.rows.ledger.remove(&key) {
-            self.undo.push(Undo::LedgerDeleted(key));
-        }
-        Ok(())
     }
 
     async fn set_routed(&mut self, source: &str, id: &str) -> StoreResult<()> {

@@ -76,6 +76,18 @@ pub struct Candidate {
     pub audit: AuditRecord,
 }
 
+/// One event to route in [`Store::route_many`]: its candidates, oldest first, and whether
+/// the transaction marks it routed.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ToRoute {
+    /// The event.
+    pub event: Event,
+    /// The waits it may go to, oldest registration first.
+    pub candidates: Vec<Candidate>,
+    /// Whether to mark the event routed with its claims.
+    pub mark_routed: bool,
+}
+
 /// How receiving an event ended.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Received {
@@ -123,6 +135,14 @@ pub struct FireLimit {
 
 /// The runtime's durable state. Every method is one atomic step.
 pub trait Store: Send + Sync + 'static {
+    /// How many deliveries an edge gives the store at once ([`Store::receive_many`],
+    /// [`Store::route_many`]): more than one where a statement's round trip costs much more
+    /// than a row (`PostgreSQL`); one where the store groups transactions itself (`SQLite`) or
+    /// has no round trips (memory).
+    fn group_size(&self) -> usize {
+        1
+    }
+
     /// Records a new job; `false` if a job with this id exists.
     fn insert_job(&self, job: &Job) -> impl Future<Output = StoreResult<bool>> + Send;
     /// A job by id.
@@ -151,6 +171,12 @@ pub trait Store: Send + Sync + 'static {
         source: &str,
         subject: &str,
     ) -> impl Future<Output = StoreResult<Vec<Wait>>> + Send;
+    /// [`Store::open_waits_on`] for each `(source, subject)` of `keys`, in their order, read
+    /// at once where the backend can.
+    fn open_waits_on_many(
+        &self,
+        keys: &[(String, String)],
+    ) -> impl Future<Output = StoreResult<Vec<Vec<Wait>>>> + Send;
     /// Up to `limit` open waits whose deadline is at or before `now`, earliest first.
     fn due_waits(
         &self,
@@ -184,6 +210,14 @@ pub trait Store: Send + Sync + 'static {
         received_at: Timestamp,
         audit: &AuditRecord,
     ) -> impl Future<Output = StoreResult<Received>> + Send;
+    /// [`Store::receive`] for several events (distinct identities) in one transaction, with
+    /// one audit record each (`audits[i]` for `events[i]`); one answer per event, in order.
+    fn receive_many(
+        &self,
+        events: &[Event],
+        audits: &[AuditRecord],
+        received_at: Timestamp,
+    ) -> impl Future<Output = StoreResult<Vec<Received>>> + Send;
     /// Marks an event as routed (its waits claimed and its triggers fired).
     fn mark_routed(&self, source: &str, id: &str) -> impl Future<Output = StoreResult<()>> + Send;
     /// Up to `limit` retained events received before `before` that are not routed, oldest first.
@@ -232,6 +266,13 @@ pub trait Store: Send + Sync + 'static {
         now: Timestamp,
         mark_routed: bool,
     ) -> impl Future<Output = StoreResult<Vec<Claim>>> + Send;
+    /// [`Store::route`] for several events (distinct identities) in one transaction, in their
+    /// order, as if one after another; one list of outcomes per event.
+    fn route_many(
+        &self,
+        batch: &[ToRoute],
+        now: Timestamp,
+    ) -> impl Future<Output = StoreResult<Vec<Vec<Claim>>>> + Send;
     /// Closes an open wait as timed out or refused; `false` if it was no longer open.
     fn close(
         &self,

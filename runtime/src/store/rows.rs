@@ -29,6 +29,9 @@ pub trait Backend: Send + Sync + 'static {
     where
         Self: 'a;
 
+    /// How many deliveries an edge hands this backend at once ([`crate::store::Store::group_size`]).
+    const GROUP: usize = 1;
+
     /// Begins a write transaction.
     fn begin(&self) -> impl Future<Output = StoreResult<Self::Tx<'_>>> + Send;
     /// Opens a read view.
@@ -74,6 +77,20 @@ pub trait ReadRows: Send {
         source: &str,
         subject: &str,
     ) -> impl Future<Output = StoreResult<Vec<Wait>>> + Send;
+    /// The open waits of each `(source, subject)` of `keys` (as [`ReadRows::open_waits_on`]
+    /// gives them), in the order of `keys`. A backend with round trips reads them at once.
+    fn open_waits_on_many(
+        &mut self,
+        keys: &[(&str, &str)],
+    ) -> impl Future<Output = StoreResult<Vec<Vec<Wait>>>> + Send {
+        async move {
+            let mut out = Vec::with_capacity(keys.len());
+            for (source, subject) in keys {
+                out.push(self.open_waits_on(source, subject).await?);
+            }
+            Ok(out)
+        }
+    }
     /// Up to `limit` open waits with a deadline at or before `now`, by deadline then sequence.
     fn due_waits(
         &mut self,
@@ -92,6 +109,17 @@ pub trait ReadRows: Send {
         after_seq: i64,
         since: Timestamp,
     ) -> impl Future<Output = StoreResult<Vec<StoredEvent>>> + Send;
+    /// The state of wait `seq`; `None` if there is no such wait.
+    fn wait_state(
+        &mut self,
+        seq: i64,
+    ) -> impl Future<Output = StoreResult<Option<WaitState>>> + Send;
+    /// Whether `job`'s ledger holds `event`.
+    fn in_ledger(
+        &mut self,
+        job: &str,
+        event: (&str, &str),
+    ) -> impl Future<Output = StoreResult<bool>> + Send;
     /// The `(source, id)` of every event in `job`'s ledger.
     fn ledger_of_job(
         &mut self,
@@ -195,12 +223,6 @@ pub trait Rows: ReadRows {
         event: (&str, &str),
         wait_seq: i64,
     ) -> impl Future<Output = StoreResult<bool>> + Send;
-    /// Removes `(job, event)` from the ledger.
-    fn delete_ledger(
-        &mut self,
-        job: &str,
-        event: (&str, &str),
-    ) -> impl Future<Output = StoreResult<()>> + Send;
     /// Marks a retained event as routed.
     fn set_routed(
         &mut self,
@@ -257,6 +279,120 @@ pub trait Rows: ReadRows {
     ) -> impl Future<Output = StoreResult<()>> + Send;
     /// Turns a switch on or off.
     fn set_flag(&mut self, key: &str, on: bool) -> impl Future<Output = StoreResult<()>> + Send;
+
+    // Calls on many rows at once. Each does what a loop of its one-row call would, which is
+    // what it does unless the backend has a set-wise statement for it (`PostgreSQL`, where a
+    // round trip costs more than a row).
+
+    /// The states of the waits `seqs` (ascending, distinct), as `(seq, state)` for each that
+    /// exists. Where writers run at once (`PostgreSQL`), the rows stay locked until the
+    /// transaction ends, so the states read stay true until then; elsewhere a transaction
+    /// excludes every other writer already.
+    fn lock_waits(
+        &mut self,
+        seqs: &[i64],
+    ) -> impl Future<Output = StoreResult<Vec<(i64, WaitState)>>> + Send {
+        async move {
+            let mut out = Vec::with_capacity(seqs.len());
+            for &seq in seqs {
+                if let Some(state) = self.wait_state(seq).await? {
+                    out.push((seq, state));
+                }
+            }
+            Ok(out)
+        }
+    }
+    /// For each `(job, event)` of `keys`, whether the job's ledger holds the event.
+    fn ledger_holds(
+        &mut self,
+        keys: &[(&str, (&str, &str))],
+    ) -> impl Future<Output = StoreResult<Vec<bool>>> + Send {
+        async move {
+            let mut out = Vec::with_capacity(keys.len());
+            for (job, event) in keys {
+                out.push(self.in_ledger(job, *event).await?);
+            }
+            Ok(out)
+        }
+    }
+    /// Adds ledger rows `(job, event, wait_seq)` (distinct); returns how many were missing and
+    /// were added.
+    fn insert_ledgers(
+        &mut self,
+        rows: &[(&str, (&str, &str), i64)],
+    ) -> impl Future<Output = StoreResult<u64>> + Send {
+        async move {
+            let mut added = 0;
+            for (job, event, wait_seq) in rows {
+                added += u64::from(self.insert_ledger(job, *event, *wait_seq).await?);
+            }
+            Ok(added)
+        }
+    }
+    /// Moves each wait of `closings` (distinct) out of `open`; returns how many were open.
+    fn close_waits(
+        &mut self,
+        closings: &[(i64, Closing<'_>)],
+    ) -> impl Future<Output = StoreResult<u64>> + Send {
+        async move {
+            let mut closed = 0;
+            for (seq, closing) in closings {
+                closed += u64::from(self.close_wait(*seq, *closing).await?);
+            }
+            Ok(closed)
+        }
+    }
+    /// Appends audit records, in order.
+    fn append_audits(
+        &mut self,
+        records: &[&AuditRecord],
+    ) -> impl Future<Output = StoreResult<()>> + Send {
+        async move {
+            for record in records {
+                self.append_audit(record).await?;
+            }
+            Ok(())
+        }
+    }
+    /// Marks jobs (ascending, distinct) as reached by outside text.
+    fn set_outside_started_all(
+        &mut self,
+        ids: &[&str],
+    ) -> impl Future<Output = StoreResult<()>> + Send {
+        async move {
+            for id in ids {
+                self.set_outside_started(id).await?;
+            }
+            Ok(())
+        }
+    }
+    /// Marks retained events `(source, id)` (distinct) as routed.
+    fn set_routed_all(
+        &mut self,
+        keys: &[(&str, &str)],
+    ) -> impl Future<Output = StoreResult<()>> + Send {
+        async move {
+            for (source, id) in keys {
+                self.set_routed(source, id).await?;
+            }
+            Ok(())
+        }
+    }
+    /// Adds events (distinct identities) as [`Rows::insert_event`] does, each with its new
+    /// sequence or `None` if it was known.
+    fn insert_events(
+        &mut self,
+        events: &[&Event],
+        received_at: Timestamp,
+    ) -> impl Future<Output = StoreResult<Vec<Option<i64>>>> + Send {
+        async move {
+            let mut out = Vec::with_capacity(events.len());
+            for event in events {
+                out.push(self.insert_event(event, received_at).await?);
+            }
+            Ok(out)
+        }
+    }
 
     /// Makes every write of the transaction durable and visible.
     fn commit(self) -> impl Future<Output = StoreResult<()>> + Send;

@@ -18,7 +18,8 @@ use std::collections::{BTreeSet, HashSet};
 
 use super::rows::{Backend, Closing, ReadRows, Rows};
 use super::{
-    Candidate, Claim, FireLimit, FireOutcome, Received, Store, StoreError, StoreResult, WaitInsert,
+    Candidate, Claim, FireLimit, FireOutcome, Received, Store, StoreError, StoreResult, ToRoute,
+    WaitInsert,
 };
 use crate::clock::Timestamp;
 use crate::model::{
@@ -41,7 +42,14 @@ macro_rules! in_tx {
     }};
 }
 
+/// How often a routing transaction that lost a race on a ledger row is run again.
+const ROUTE_ROUNDS: usize = 4;
+
 impl<B: Backend> Store for B {
+    fn group_size(&self) -> usize {
+        B::GROUP
+    }
+
     async fn insert_job(&self, job: &Job) -> StoreResult<bool> {
         in_tx!(self, |tx| tx.insert_job(job).await?)
     }
@@ -77,6 +85,11 @@ impl<B: Backend> Store for B {
 
     async fn open_waits_on(&self, source: &str, subject: &str) -> StoreResult<Vec<Wait>> {
         self.read().await?.open_waits_on(source, subject).await
+    }
+
+    async fn open_waits_on_many(&self, keys: &[(String, String)]) -> StoreResult<Vec<Vec<Wait>>> {
+        let keys: Vec<(&str, &str)> = keys.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
+        self.read().await?.open_waits_on_many(&keys).await
     }
 
     async fn due_waits(&self, now: Timestamp, limit: u32) -> StoreResult<Vec<Wait>> {
@@ -131,31 +144,76 @@ impl<B: Backend> Store for B {
         received_at: Timestamp,
         audit: &AuditRecord,
     ) -> StoreResult<Received> {
+        let mut received = self
+            .receive_many(
+                std::slice::from_ref(event),
+                std::slice::from_ref(audit),
+                received_at,
+            )
+            .await?;
+        received
+            .pop()
+            .ok_or_else(|| StoreError("receiving gave no answer".into()))
+    }
+
+    async fn receive_many(
+        &self,
+        events: &[Event],
+        audits: &[AuditRecord],
+        received_at: Timestamp,
+    ) -> StoreResult<Vec<Received>> {
+        let mut answers: Vec<Option<Received>> = vec![None; events.len()];
         // A known event can be purged between the insert that found it and the read; the next
         // insert then succeeds, so two rounds always decide.
         for _ in 0..2 {
+            let open: Vec<usize> = (0..events.len())
+                .filter(|&i| answers[i].is_none())
+                .collect();
+            if open.is_empty() {
+                break;
+            }
+            let batch: Vec<&Event> = open.iter().map(|&i| &events[i]).collect();
             let mut tx = self.begin().await?;
-            if let Some(seq) = tx.insert_event(event, received_at).await? {
-                tx.append_audit(audit).await?;
-                tx.commit().await?;
-                let stored = StoredEvent {
-                    seq,
-                    received_at,
-                    event: event.clone(),
+            let seqs = tx.insert_events(&batch, received_at).await?;
+            let records: Vec<&AuditRecord> = open
+                .iter()
+                .zip(&seqs)
+                .filter(|(_, seq)| seq.is_some())
+                .map(|(&i, _)| &audits[i])
+                .collect();
+            if !records.is_empty() {
+                tx.append_audits(&records).await?;
+            }
+            for (&i, seq) in open.iter().zip(seqs) {
+                let event = &events[i];
+                answers[i] = if let Some(seq) = seq {
+                    Some(Received::New(StoredEvent {
+                        seq,
+                        received_at,
+                        event: event.clone(),
+                    }))
+                } else {
+                    let stored = tx.event(&event.source, &event.id).await?;
+                    let routed = tx.is_routed(&event.source, &event.id).await?;
+                    stored
+                        .zip(routed)
+                        .map(|(stored, routed)| Received::Known { stored, routed })
                 };
-                return Ok(Received::New(stored));
             }
-            let stored = tx.event(&event.source, &event.id).await?;
-            let routed = tx.is_routed(&event.source, &event.id).await?;
-            tx.rollback().await?;
-            if let (Some(stored), Some(routed)) = (stored, routed) {
-                return Ok(Received::Known { stored, routed });
-            }
+            tx.commit().await?;
         }
-        Err(StoreError(format!(
-            "event {}/{} is neither new nor retained",
-            event.source, event.id
-        )))
+        answers
+            .into_iter()
+            .zip(events)
+            .map(|(answer, event)| {
+                answer.ok_or_else(|| {
+                    StoreError(format!(
+                        "event {}/{} is neither new nor retained",
+                        event.source, event.id
+                    ))
+                })
+            })
+            .collect()
     }
 
     async fn mark_routed(&self, source: &str, id: &str) -> StoreResult<()> {
@@ -200,15 +258,17 @@ impl<B: Backend> Store for B {
         event: &Event,
         now: Timestamp,
     ) -> StoreResult<Claim> {
-        let mut tx = self.begin().await?;
-        let outcome = claim_in(&mut tx, candidate, event, now).await?;
-        if outcome == Claim::Claimed {
-            tx.set_outside_started(&candidate.job).await?;
-            tx.commit().await?;
-        } else {
-            tx.rollback().await?;
-        }
-        Ok(outcome)
+        let one = ToRoute {
+            event: event.clone(),
+            candidates: vec![candidate.clone()],
+            mark_routed: false,
+        };
+        let outcomes = self.route_many(std::slice::from_ref(&one), now).await?;
+        Ok(outcomes
+            .first()
+            .and_then(|o| o.first())
+            .copied()
+            .unwrap_or(Claim::NotOpen))
     }
 
     async fn route(
@@ -218,38 +278,31 @@ impl<B: Backend> Store for B {
         now: Timestamp,
         mark_routed: bool,
     ) -> StoreResult<Vec<Claim>> {
-        let mut tx = self.begin().await?;
-        let mut served: HashSet<&str> = HashSet::new();
-        let mut reached: BTreeSet<&str> = BTreeSet::new();
-        let mut outcomes = Vec::with_capacity(candidates.len());
-        for candidate in candidates {
-            if served.contains(candidate.job.as_str()) {
-                outcomes.push(Claim::JobHadEvent);
-                continue;
-            }
-            let outcome = claim_in(&mut tx, candidate, event, now).await?;
-            match outcome {
-                Claim::Claimed => {
-                    served.insert(&candidate.job);
-                    reached.insert(&candidate.job);
+        let one = ToRoute {
+            event: event.clone(),
+            candidates: candidates.to_vec(),
+            mark_routed,
+        };
+        let mut outcomes = self.route_many(std::slice::from_ref(&one), now).await?;
+        Ok(outcomes.pop().unwrap_or_default())
+    }
+
+    async fn route_many(&self, batch: &[ToRoute], now: Timestamp) -> StoreResult<Vec<Vec<Claim>>> {
+        for _ in 0..ROUTE_ROUNDS {
+            let mut tx = self.begin().await?;
+            match route_in(&mut tx, batch, now).await? {
+                Some(outcomes) => {
+                    tx.commit().await?;
+                    return Ok(outcomes);
                 }
-                Claim::JobHadEvent => {
-                    served.insert(&candidate.job);
-                }
-                Claim::NotOpen => {}
+                // Another transaction added a ledger row this one had read as missing, and
+                // committed: the next round reads it.
+                None => tx.rollback().await?,
             }
-            outcomes.push(outcome);
         }
-        // Job rows are written last and in one order, so two routers of different events that
-        // reach the same jobs cannot each hold a row the other waits for.
-        for job in reached {
-            tx.set_outside_started(job).await?;
-        }
-        if mark_routed {
-            tx.set_routed(&event.source, &event.id).await?;
-        }
-        tx.commit().await?;
-        Ok(outcomes)
+        Err(StoreError(format!(
+            "routing lost {ROUTE_ROUNDS} races in a row; the sender's retry routes it"
+        )))
     }
 
     async fn close(
@@ -426,33 +479,119 @@ impl<B: Backend> Store for B {
     }
 }
 
-/// One claim inside `tx`: the ledger row first (a job that had the event stops here), then the
-/// wait's move out of `open` (if another router, the timer or a refusal won, the ledger row is
-/// taken back, so a later wait of the job may still get the event), then the audit record.
-async fn claim_in<T: Rows>(
+/// Routes `batch` inside `tx`, one event after another, each to its candidates oldest first:
+/// a candidate whose job got the event from an earlier candidate, or had it already, is
+/// skipped (`JobHadEvent`); one whose wait is no longer open is passed over (`NotOpen`), so a
+/// later wait of its job may still get the event; any other is claimed: its wait moves to
+/// `matched` keeping the event, the job's ledger gets the event, the candidate's audit record is
+/// appended, and the job is marked outside-started.
+///
+/// The transaction first reads (and, where writers run at once, locks) the candidate waits and
+/// the ledger rows it could write, decides every outcome from them, then writes. The waits stay
+/// locked, so they cannot close under it; a ledger row of a job whose wait it does not hold
+/// (another wait of the job, claimed by look-back or another router at once) can still appear:
+/// then an insert finds it and the call returns `None`, and the caller runs it again.
+async fn route_in<T: Rows>(
     tx: &mut T,
-    candidate: &Candidate,
-    event: &Event,
+    batch: &[ToRoute],
     now: Timestamp,
-) -> StoreResult<Claim> {
-    let identity = (event.source.as_str(), event.id.as_str());
-    if !tx
-        .insert_ledger(&candidate.job, identity, candidate.wait_seq)
+) -> StoreResult<Option<Vec<Vec<Claim>>>> {
+    let mut seqs: Vec<i64> = batch
+        .iter()
+        .flat_map(|r| r.candidates.iter().map(|c| c.wait_seq))
+        .collect();
+    seqs.sort_unstable();
+    seqs.dedup();
+    let mut open: HashSet<i64> = tx
+        .lock_waits(&seqs)
         .await?
-    {
-        return Ok(Claim::JobHadEvent);
+        .into_iter()
+        .filter(|&(_, state)| state == WaitState::Open)
+        .map(|(seq, _)| seq)
+        .collect();
+    let mut keys: Vec<(&str, (&str, &str))> = Vec::new();
+    let mut seen: HashSet<(&str, &str, &str)> = HashSet::new();
+    for r in batch {
+        let identity = (r.event.source.as_str(), r.event.id.as_str());
+        for c in &r.candidates {
+            if seen.insert((c.job.as_str(), identity.0, identity.1)) {
+                keys.push((c.job.as_str(), identity));
+            }
+        }
     }
-    let closing = Closing {
-        state: WaitState::Matched,
-        event: Some(identity),
-        matched: Some(event),
-        reason: None,
-        at: now,
-    };
-    if !tx.close_wait(candidate.wait_seq, closing).await? {
-        tx.delete_ledger(&candidate.job, identity).await?;
-        return Ok(Claim::NotOpen);
+    let held = tx.ledger_holds(&keys).await?;
+    let mut ledger: HashSet<(&str, &str, &str)> = keys
+        .iter()
+        .zip(held)
+        .filter(|(_, held)| *held)
+        .map(|((job, (source, id)), _)| (*job, *source, *id))
+        .collect();
+
+    let mut outcomes = Vec::with_capacity(batch.len());
+    let mut rows: Vec<(&str, (&str, &str), i64)> = Vec::new();
+    let mut closings: Vec<(i64, Closing<'_>)> = Vec::new();
+    let mut records: Vec<&AuditRecord> = Vec::new();
+    let mut reached: BTreeSet<&str> = BTreeSet::new();
+    let mut routed: Vec<(&str, &str)> = Vec::new();
+    for r in batch {
+        let identity = (r.event.source.as_str(), r.event.id.as_str());
+        let mut served: HashSet<&str> = HashSet::new();
+        let mut claims = Vec::with_capacity(r.candidates.len());
+        for c in &r.candidates {
+            let job = c.job.as_str();
+            let outcome = if served.contains(job) || ledger.contains(&(job, identity.0, identity.1))
+            {
+                served.insert(job);
+                Claim::JobHadEvent
+            } else if !open.remove(&c.wait_seq) {
+                Claim::NotOpen
+            } else {
+                served.insert(job);
+                ledger.insert((job, identity.0, identity.1));
+                reached.insert(job);
+                rows.push((job, identity, c.wait_seq));
+                closings.push((
+                    c.wait_seq,
+                    Closing {
+                        state: WaitState::Matched,
+                        event: Some(identity),
+                        matched: Some(&r.event),
+                        reason: None,
+                        at: now,
+                    },
+                ));
+                records.push(&c.audit);
+                Claim::Claimed
+            };
+            claims.push(outcome);
+        }
+        if r.mark_routed {
+            routed.push(identity);
+        }
+        outcomes.push(claims);
     }
-    tx.append_audit(&candidate.audit).await?;
-    Ok(Claim::Claimed)
+
+    // Writes in one order for every transaction (ledger rows, waits, jobs ascending, events),
+    // so two routers that reach the same rows wait for each other instead of deadlocking.
+    // Only what there is to write is written (a crash point names the call it crashes in).
+    if !rows.is_empty() {
+        rows.sort_unstable();
+        if tx.insert_ledgers(&rows).await? != rows.len() as u64 {
+            return Ok(None);
+        }
+        if tx.close_waits(&closings).await? != closings.len() as u64 {
+            // The waits are locked (or every other writer excluded): a backend that breaks this
+            // breaks the row contract.
+            return Err(StoreError("a locked open wait was not open".into()));
+        }
+        tx.append_audits(&records).await?;
+        let reached: Vec<&str> = reached.into_iter().collect();
+        tx.set_outside_started_all(&reached).await?;
+    }
+    if !routed.is_empty() {
+        routed.sort_unstable();
+        routed.dedup();
+        tx.set_routed_all(&routed).await?;
+    }
+    Ok(Some(outcomes))
 }

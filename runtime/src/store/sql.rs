@@ -129,7 +129,7 @@ pub(super) fn wait_from_row(row: &impl Columns) -> StoreResult<Wait> {
         "now" => Since::Now,
         _ => return Err(bad_row("waits.since")),
     };
-    let state = WaitState::parse(&row.text("state")?).ok_or_else(|| bad_row("waits.state"))?;
+    let state = wait_state_from_row(row)?;
     let event = row.opt_text("event_source")?.zip(row.opt_text("event_id")?);
     let matched = event_data(row, "waits.event_data")?;
     Ok(Wait {
@@ -152,6 +152,11 @@ pub(super) fn wait_from_row(row: &impl Columns) -> StoreResult<Wait> {
         matched,
         reason: row.opt_text("reason")?,
     })
+}
+
+/// A wait's state column.
+pub(super) fn wait_state_from_row(row: &impl Columns) -> StoreResult<WaitState> {
+    WaitState::parse(&row.text("state")?).ok_or_else(|| bad_row("waits.state"))
 }
 
 /// An event kept with a wait or a fire (`event_data`, JSON), if any.
@@ -280,8 +285,10 @@ pub(super) use select_waits;
 /// other fire recorders of a routine (`$1` kind, `$2` name), or `None` when transactions are
 /// serial already.
 macro_rules! sql_rows {
-    (read: $ty:ty, query: $query:path, last_seq: $last_seq:expr) => {
+    (read: $ty:ty, query: $query:path, last_seq: $last_seq:expr $(, sets: { $($sets:tt)* })?) => {
         impl $crate::store::rows::ReadRows for $ty {
+            $($($sets)*)?
+
             async fn job(&mut self, id: &str) -> $crate::store::StoreResult<Option<$crate::model::Job>> {
                 let row = $query("SELECT * FROM jobs WHERE id = $1")
                     .bind(id)
@@ -397,6 +404,27 @@ macro_rules! sql_rows {
                 .fetch_all(self.conn())
                 .await?;
                 rows.iter().map($crate::store::sql::event_from_row).collect()
+            }
+
+            async fn wait_state(&mut self, seq: i64) -> $crate::store::StoreResult<Option<$crate::model::WaitState>> {
+                let row = $query("SELECT state FROM waits WHERE seq = $1")
+                    .bind(seq)
+                    .fetch_optional(self.conn())
+                    .await?;
+                row.as_ref().map($crate::store::sql::wait_state_from_row).transpose()
+            }
+
+            async fn in_ledger(&mut self, job: &str, event: (&str, &str)) -> $crate::store::StoreResult<bool> {
+                let row = $query(
+                    "SELECT 1 AS one FROM job_events WHERE job_id = $1 AND event_source = $2 \
+                     AND event_id = $3",
+                )
+                .bind(job)
+                .bind(event.0)
+                .bind(event.1)
+                .fetch_optional(self.conn())
+                .await?;
+                Ok(row.is_some())
             }
 
             async fn ledger_of_job(&mut self, job: &str) -> $crate::store::StoreResult<Vec<(String, String)>> {
@@ -559,10 +587,17 @@ macro_rules! sql_rows {
             }
         }
     };
-    (write: $ty:ty, query: $query:path, last_seq: $last_seq:expr, lock_fires: $lock_fires:expr) => {
-        $crate::store::sql::sql_rows!(read: $ty, query: $query, last_seq: $last_seq);
+    (
+        write: $ty:ty, query: $query:path, last_seq: $last_seq:expr, lock_fires: $lock_fires:expr
+        $(, read_sets: { $($read_sets:tt)* }, sets: { $($sets:tt)* })?
+    ) => {
+        $crate::store::sql::sql_rows!(
+            read: $ty, query: $query, last_seq: $last_seq $(, sets: { $($read_sets)* })?
+        );
 
         impl $crate::store::rows::Rows for $ty {
+            $($($sets)*)?
+
             async fn insert_job(&mut self, job: &$crate::model::Job) -> $crate::store::StoreResult<bool> {
                 let done = $query(
                     "INSERT INTO jobs (id, started_at, start_seq, deadline, runtime, shadow, \
@@ -691,23 +726,6 @@ macro_rules! sql_rows {
                 .execute(self.conn())
                 .await?;
                 Ok(done.rows_affected() == 1)
-            }
-
-            async fn delete_ledger(
-                &mut self,
-                job: &str,
-                event: (&str, &str),
-            ) -> $crate::store::StoreResult<()> {
-                $query(
-                    "DELETE FROM job_events WHERE job_id = $1 AND event_source = $2 \
-                     AND event_id = $3",
-                )
-                .bind(job)
-                .bind(event.0)
-                .bind(event.1)
-                .execute(self.conn())
-                .await?;
-                Ok(())
             }
 
             async fn set_routed(&mut self, source: &str, id: &str) -> $crate::store::StoreResult<()> {

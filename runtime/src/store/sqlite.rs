@@ -29,7 +29,8 @@ use super::lite::Lite;
 #[cfg(test)]
 use super::rows;
 use super::{
-    Candidate, Claim, FireLimit, FireOutcome, Received, Store, StoreError, StoreResult, WaitInsert,
+    Candidate, Claim, FireLimit, FireOutcome, Received, Store, StoreError, StoreResult, ToRoute,
+    WaitInsert,
 };
 use crate::clock::Timestamp;
 use crate::faults::{Faults, Faulty};
@@ -638,6 +639,16 @@ macro_rules! threaded_store {
                     .await
             }
 
+            async fn open_waits_on_many(
+                &self,
+                keys: &[(String, String)],
+            ) -> StoreResult<Vec<Vec<Wait>>> {
+                let keys = keys.to_vec();
+                self.threads()
+                    .read(move |db| on!(db, |b| Store::open_waits_on_many(b, &keys)))
+                    .await
+            }
+
             async fn due_waits(&self, at: Timestamp, limit: u32) -> StoreResult<Vec<Wait>> {
                 self.threads()
                     .read(move |db| on!(db, |b| Store::due_waits(b, at, limit)))
@@ -683,6 +694,25 @@ macro_rules! threaded_store {
                 let (event, audit) = (event.clone(), audit.clone());
                 self.threads()
                     .write(move |db| on!(db, |b| Store::receive(b, &event, received_at, &audit)))
+                    .await
+            }
+
+            async fn receive_many(
+                &self,
+                events: &[Event],
+                audits: &[AuditRecord],
+                received_at: Timestamp,
+            ) -> StoreResult<Vec<Received>> {
+                let (events, audits) = (events.to_vec(), audits.to_vec());
+                self.threads()
+                    .write(move |db| {
+                        on!(db, |b| Store::receive_many(
+                            b,
+                            &events,
+                            &audits,
+                            received_at
+                        ))
+                    })
                     .await
             }
 
@@ -773,6 +803,17 @@ macro_rules! threaded_store {
                             mark_routed
                         ))
                     })
+                    .await
+            }
+
+            async fn route_many(
+                &self,
+                batch: &[ToRoute],
+                at: Timestamp,
+            ) -> StoreResult<Vec<Vec<Claim>>> {
+                let batch = batch.to_vec();
+                self.threads()
+                    .write(move |db| on!(db, |b| Store::route_many(b, &batch, at)))
                     .await
             }
 

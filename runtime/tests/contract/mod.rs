@@ -7,7 +7,7 @@ use ozcheck_runtime::model::{
     WaitState,
 };
 use ozcheck_runtime::store::{
-    Candidate, Claim, FireLimit, FireOutcome, Received, Store, WaitInsert,
+    Candidate, Claim, FireLimit, FireOutcome, Received, Store, ToRoute, WaitInsert,
 };
 use serde_json::json;
 
@@ -32,6 +32,7 @@ pub async fn store_contract<S: Store>(store: S) {
     leases(&store).await;
     kept_events_and_ended_jobs(&store).await;
     flow_steps_and_audit_pages(&store).await;
+    batches(&store).await;
 }
 
 fn inserted(insert: WaitInsert) -> i64 {
@@ -693,4 +694,228 @@ async fn flow_steps_and_audit_pages<S: Store>(store: &S) {
         paged.extend(page.into_iter().map(|(_, r)| r));
     }
     assert_eq!(paged, all);
+}
+
+/// An event of the source that only [`batches`] uses.
+fn batch_event(id: &str, subject: &str) -> Event {
+    Event {
+        source: "bsrc".into(),
+        subject: subject.into(),
+        ..event(id)
+    }
+}
+
+/// A wait on the source that only [`batches`] uses.
+fn batch_wait(name: &str, job: &str, subject: Option<&str>) -> Wait {
+    let mut wait = wait(name, job, subject, 1000);
+    wait.spec.source = "bsrc".into();
+    wait
+}
+
+/// Several events at once: retained in one step, routed in one step exactly as one after
+/// another would be, and the shared index read for several keys at once.
+async fn batches<S: Store>(store: &S) {
+    let base = matches(store).await;
+    for id in ["bj", "bk"] {
+        assert!(store.insert_job(&job(id)).await.unwrap());
+    }
+    let b1 = inserted(
+        store
+            .insert_wait(&batch_wait("b1", "bj", Some("bs")))
+            .await
+            .unwrap(),
+    );
+    let b2 = inserted(
+        store
+            .insert_wait(&batch_wait("b2", "bj", None))
+            .await
+            .unwrap(),
+    );
+    let b3 = inserted(
+        store
+            .insert_wait(&batch_wait("b3", "bk", Some("bs")))
+            .await
+            .unwrap(),
+    );
+    let (e1, e2, e3) = (
+        batch_event("be1", "bs"),
+        batch_event("be2", "bs"),
+        batch_event("be3", "bs"),
+    );
+
+    let first = store
+        .receive_many(
+            &[e1.clone(), e2.clone()],
+            &[received("be1"), received("be2")],
+            Timestamp(10),
+        )
+        .await
+        .unwrap();
+    let [Received::New(s1), Received::New(s2)] = &first[..] else {
+        panic!("not both new: {first:?}");
+    };
+    assert!(s1.seq != s2.seq);
+    assert_eq!((&s1.event, &s2.event), (&e1, &e2));
+    // A second delivery of an unrouted event is known and unrouted; a new one in the same batch
+    // is new.
+    let second = store
+        .receive_many(
+            &[e2.clone(), e3.clone()],
+            &[received("be2"), received("be3")],
+            Timestamp(11),
+        )
+        .await
+        .unwrap();
+    assert!(
+        matches!(&second[..], [Received::Known { stored, routed: false }, Received::New(_)]
+            if stored.seq == s2.seq),
+        "{second:?}"
+    );
+
+    // Routed as one after another: be1 takes b1 (b2 skipped: its job has be1) and b3; be2
+    // finds b1 taken and gets b2, the next wait of its job, and finds b3 taken; be3 finds
+    // nothing open.
+    let all = [
+        candidate(b1, "bj"),
+        candidate(b2, "bj"),
+        candidate(b3, "bk"),
+    ];
+    let batch: Vec<ToRoute> = [&e1, &e2, &e3]
+        .into_iter()
+        .map(|event| ToRoute {
+            event: event.clone(),
+            candidates: all.to_vec(),
+            mark_routed: true,
+        })
+        .collect();
+    let outcomes = store.route_many(&batch, Timestamp(12)).await.unwrap();
+    assert_eq!(
+        outcomes,
+        [
+            vec![Claim::Claimed, Claim::JobHadEvent, Claim::Claimed],
+            vec![Claim::NotOpen, Claim::Claimed, Claim::NotOpen],
+            vec![Claim::NotOpen, Claim::NotOpen, Claim::NotOpen],
+        ]
+    );
+    let got = |name: &'static str, job: &'static str| async move {
+        let wait = store.wait(job, name).await.unwrap().unwrap();
+        (
+            wait.state,
+            wait.event.map(|e| e.1),
+            wait.matched.map(|e| e.id),
+        )
+    };
+    let matched = |id: &str| (WaitState::Matched, Some(id.to_owned()), Some(id.to_owned()));
+    assert_eq!(got("b1", "bj").await, matched("be1"));
+    assert_eq!(got("b2", "bj").await, matched("be2"));
+    assert_eq!(got("b3", "bk").await, matched("be1"));
+    assert!(store.job("bk").await.unwrap().unwrap().outside_started);
+    assert_eq!(matches(store).await, base + 3);
+    // All three are marked routed with their claims.
+    let again = store
+        .receive_many(
+            &[e1.clone(), e2.clone(), e3.clone()],
+            &[received("be1"), received("be2"), received("be3")],
+            Timestamp(13),
+        )
+        .await
+        .unwrap();
+    assert!(
+        again
+            .iter()
+            .all(|r| matches!(r, Received::Known { routed: true, .. })),
+        "{again:?}"
+    );
+
+    // A job that had an event skips it on a new wait; another job's new wait takes it.
+    let b4 = inserted(
+        store
+            .insert_wait(&batch_wait("b4", "bj", Some("bs")))
+            .await
+            .unwrap(),
+    );
+    let b5 = inserted(
+        store
+            .insert_wait(&batch_wait("b5", "bk", None))
+            .await
+            .unwrap(),
+    );
+    let late = ToRoute {
+        event: e3.clone(),
+        candidates: vec![candidate(b4, "bj"), candidate(b5, "bk")],
+        mark_routed: false,
+    };
+    let e2_again = ToRoute {
+        event: e2.clone(),
+        candidates: vec![candidate(b4, "bj"), candidate(b5, "bk")],
+        mark_routed: false,
+    };
+    assert_eq!(
+        store
+            .route_many(&[e2_again, late], Timestamp(14))
+            .await
+            .unwrap(),
+        [
+            vec![Claim::JobHadEvent, Claim::Claimed],
+            vec![Claim::Claimed, Claim::NotOpen],
+        ]
+    );
+    assert_eq!(got("b4", "bj").await, matched("be3"));
+    assert_eq!(got("b5", "bk").await, matched("be2"));
+    assert_eq!(matches(store).await, base + 5);
+
+    // The index for several keys at once is the index for each key.
+    let b6 = inserted(
+        store
+            .insert_wait(&batch_wait("b6", "bk", Some("bt")))
+            .await
+            .unwrap(),
+    );
+    let b7 = inserted(
+        store
+            .insert_wait(&batch_wait("b7", "bj", None))
+            .await
+            .unwrap(),
+    );
+    let b8 = inserted(
+        store
+            .insert_wait(&batch_wait("b8", "bk", Some("bs")))
+            .await
+            .unwrap(),
+    );
+    let keys: Vec<(String, String)> = [
+        ("bsrc", "bs"),
+        ("bsrc", "bt"),
+        ("ci", "nothing"),
+        ("bsrc", "bs"),
+    ]
+    .iter()
+    .map(|(a, b)| ((*a).to_owned(), (*b).to_owned()))
+    .collect();
+    let many = store.open_waits_on_many(&keys).await.unwrap();
+    let seqs: Vec<Vec<i64>> = many
+        .iter()
+        .map(|w| w.iter().map(|w| w.seq).collect())
+        .collect();
+    assert_eq!(seqs[0], [b7, b8]);
+    assert_eq!(seqs[1], [b6, b7]);
+    assert_eq!(seqs[3], [b7, b8]);
+    for ((source, subject), waits) in keys.iter().zip(&many) {
+        assert_eq!(waits, &store.open_waits_on(source, subject).await.unwrap());
+    }
+    assert!(store.open_waits_on_many(&[]).await.unwrap().is_empty());
+    assert!(
+        store
+            .route_many(&[], Timestamp(15))
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    assert!(
+        store
+            .receive_many(&[], &[], Timestamp(15))
+            .await
+            .unwrap()
+            .is_empty()
+    );
 }
