@@ -8,7 +8,7 @@
 //! a wait gets one event, and an event goes to one wait of a job.
 
 use std::collections::HashSet;
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, RwLock, Weak};
 use std::time::Duration;
 
 use ozcheck_analyzer::check::EnvKind;
@@ -65,7 +65,9 @@ pub struct Runtime<S: Store> {
     signals: broadcast::Sender<WaitClosed>,
     log: LogRing,
     /// Deliveries waiting to go to the store together ([`Store::group_size`]).
-    group: Group<Event, Result<Option<StoredEvent>, StoreError>>,
+    group: Arc<Group<Event, Result<Option<StoredEvent>, StoreError>>>,
+    /// This runtime, for the task that runs those batches.
+    me: Weak<Self>,
 }
 
 impl<S: Store> Runtime<S> {
@@ -88,14 +90,15 @@ impl<S: Store> Runtime<S> {
         routing: &Routing,
     ) -> Result<Arc<Self>, StoreError> {
         let (signals, _) = broadcast::channel(1024);
-        let rt = Arc::new(Self {
+        let rt = Arc::new_cyclic(|me| Self {
             store,
             clock,
             setup: RwLock::new(Arc::new(Setup::new(config))),
             routes: Routes::new(routing),
             signals,
             log: LogRing::default(),
-            group: Group::default(),
+            group: Arc::default(),
+            me: me.clone(),
         });
         for line in rt.config().warnings() {
             rt.log(line);
@@ -432,20 +435,23 @@ impl<S: Store> Runtime<S> {
     /// its `event.received` record, routes it to waits and triggers, and marks it routed.
     /// Returns `None` for a duplicate; a duplicate whose first router died before it finished is
     /// routed now. On a store that takes deliveries in groups, the events that arrive while a
-    /// group is in the store go in the next group together (`crate::group`): one transaction
-    /// retains them all, and one more routes them all.
+    /// group is in the store go in the next group together (`crate::group`, on a task of its
+    /// own): one transaction retains them all, and one more routes them all.
     pub async fn ingest(&self, event: &Event) -> Result<Option<StoredEvent>, StoreError> {
         let max = self.store.group_size();
-        if max > 1 {
+        if let (true, Some(me)) = (max > 1, self.me.upgrade()) {
             let grouped = self
                 .group
-                .run(event.clone(), max, |events| async move {
-                    match self.ingest_all(&events).await {
-                        Ok(answers) => answers.into_iter().map(Ok).collect(),
-                        Err(e) => events
-                            .iter()
-                            .map(|_| Err(StoreError(e.0.clone())))
-                            .collect(),
+                .run(event.clone(), max, move |events: Vec<Event>| {
+                    let me = me.clone();
+                    async move {
+                        match me.ingest_all(&events).await {
+                            Ok(answers) => answers.into_iter().map(Ok).collect(),
+                            Err(e) => events
+                                .iter()
+                                .map(|_| Err(StoreError(e.0.clone())))
+                                .collect(),
+                        }
                     }
                 })
                 .await;
@@ -483,36 +489,37 @@ impl<S: Store> Runtime<S> {
             .collect();
         let received = self.store.receive_many(&distinct, &audits, now).await?;
         let mut answers = Vec::with_capacity(received.len());
-        let mut plain = Vec::new();
-        let mut watched = Vec::new();
+        let mut to_route = Vec::new();
         for received in received {
-            let stored = match received {
+            match received {
                 Received::New(stored) => {
                     answers.push(Some(stored.clone()));
-                    stored
+                    to_route.push(stored);
                 }
                 Received::Known {
                     stored,
                     routed: false,
                 } => {
                     answers.push(None);
-                    stored
+                    to_route.push(stored);
                 }
-                Received::Known { routed: true, .. } => {
-                    answers.push(None);
-                    continue;
-                }
-            };
+                Received::Known { routed: true, .. } => answers.push(None),
+            }
+        }
+        // In arrival order, as one after another would route them: runs of events no trigger
+        // watches in one transaction, the others each with their fires.
+        to_route.sort_by_key(|stored| stored.seq);
+        let mut plain = Vec::new();
+        for stored in to_route {
             if self.setup().triggers.watches(&stored.event.source) {
-                watched.push(stored);
+                self.route_marking(&std::mem::take(&mut plain), true)
+                    .await?;
+                self.route_and_fire(&stored).await?;
             } else {
                 plain.push(stored);
             }
         }
         self.route_marking(&plain, true).await?;
-        for stored in &watched {
-            self.route_and_fire(stored).await?;
-        }
         Ok(place
             .into_iter()
             .map(|p| p.and_then(|i| answers[i].clone()))

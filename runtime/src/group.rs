@@ -2,123 +2,119 @@
 //! together (group commit at the edge): a store whose statements cost a round trip each takes
 //! many deliveries in one transaction of set-wise statements instead of one transaction each.
 //!
-//! No task is spawned. The first caller leads: it takes what is waiting (up to the batch size)
-//! with its own item, runs the batch, answers the others and hands the lead to the oldest
-//! caller still waiting, who runs the next batch. So every caller leads at most one batch, and
-//! its wait is bounded by the batch before it and its own. A leader whose future is dropped
-//! mid-batch (a sender that hung up) hands the lead on as well, and the callers of its batch
-//! hear that nobody will answer them and run their items alone.
+//! The batches run on a task of their own, started by the caller that finds none running; it
+//! takes what is waiting (up to the batch size), runs it, answers each caller, and goes on while
+//! anything waits. A caller's wait is bounded by the batch running when it came and its own. The
+//! task belongs to no caller: a caller that stops waiting (its sender hung up) stops nothing,
+//! and its item is still done, as a delivery that reached the edge is. Only a panic in the work
+//! ends a batch unanswered; its callers then hear `None` and run their items alone.
 
 use std::collections::VecDeque;
 use std::future::Future;
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use tokio::sync::oneshot;
 
-/// Callers waiting to be batched, with the lead.
+/// Callers waiting to be batched.
 pub(crate) struct Group<T, R> {
     state: Mutex<State<T, R>>,
 }
 
 struct State<T, R> {
-    leading: bool,
-    waiting: VecDeque<(T, oneshot::Sender<Turn<R>>)>,
-}
-
-/// What a waiting caller hears.
-enum Turn<R> {
-    /// Its item ran in another caller's batch.
-    Done(R),
-    /// It leads the next batch.
-    Lead,
+    /// Whether a task is running batches.
+    running: bool,
+    waiting: VecDeque<(T, oneshot::Sender<R>)>,
 }
 
 impl<T, R> Default for Group<T, R> {
     fn default() -> Self {
         Self {
             state: Mutex::new(State {
-                leading: false,
+                running: false,
                 waiting: VecDeque::new(),
             }),
         }
     }
 }
 
-impl<T: Clone, R> Group<T, R> {
+impl<T: Send + 'static, R: Send + 'static> Group<T, R> {
     fn lock(&self) -> MutexGuard<'_, State<T, R>> {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Runs `item` in a batch of at most `max` items: `work` gets the batch (this caller's item
-    /// first) and returns one answer per item, in order. Returns this item's answer, or `None`
-    /// if the batch it was taken into ended without answering it (its leader was dropped, or
-    /// `work` answered too few): the caller then runs it alone.
-    pub(crate) async fn run<F, Fut>(&self, item: T, max: usize, work: F) -> Option<R>
+    /// Runs `item` in a batch of at most `max` items: `work` gets a batch and returns one
+    /// answer per item, in order. Returns this item's answer, or `None` if its batch ended
+    /// without one (the work panicked or answered too few): the caller then runs it alone.
+    /// Must be called inside a tokio runtime.
+    pub(crate) async fn run<W, Fut>(self: &Arc<Self>, item: T, max: usize, work: W) -> Option<R>
     where
-        F: FnOnce(Vec<T>) -> Fut,
-        Fut: Future<Output = Vec<R>>,
+        W: Fn(Vec<T>) -> Fut + Send + 'static,
+        Fut: Future<Output = Vec<R>> + Send + 'static,
     {
-        let waiting = {
+        let (tx, rx) = oneshot::channel();
+        let start = {
             let mut state = self.lock();
-            if state.leading {
-                let (tx, rx) = oneshot::channel();
-                state.waiting.push_back((item.clone(), tx));
-                Some(rx)
-            } else {
-                state.leading = true;
-                None
-            }
+            state.waiting.push_back((item, tx));
+            !std::mem::replace(&mut state.running, true)
         };
-        if let Some(rx) = waiting {
-            match rx.await {
-                Ok(Turn::Done(answer)) => return Some(answer),
-                Ok(Turn::Lead) => {}
-                Err(_) => return None,
-            }
+        if start {
+            let group = Arc::clone(self);
+            tokio::spawn(async move {
+                let running = Running(&group);
+                loop {
+                    let (items, answer_to): (Vec<T>, Vec<oneshot::Sender<R>>) = {
+                        let mut state = group.lock();
+                        if state.waiting.is_empty() {
+                            state.running = false;
+                            std::mem::forget(running);
+                            return;
+                        }
+                        let n = state.waiting.len().min(max.max(1));
+                        state.waiting.drain(..n).unzip()
+                    };
+                    let answers = work(items).await;
+                    for (tx, answer) in answer_to.into_iter().zip(answers) {
+                        // A caller that stopped waiting has nobody to tell.
+                        let _ = tx.send(answer);
+                    }
+                }
+            });
         }
-        let lead = Lead(self);
-        let (items, answer_to): (Vec<T>, Vec<oneshot::Sender<Turn<R>>>) = {
-            let mut state = self.lock();
-            let n = state.waiting.len().min(max.saturating_sub(1));
-            state.waiting.drain(..n).unzip()
-        };
-        let mut batch = Vec::with_capacity(items.len() + 1);
-        batch.push(item);
-        batch.extend(items);
-        let mut answers = work(batch).await.into_iter();
-        let mine = answers.next();
-        for (tx, answer) in answer_to.into_iter().zip(answers) {
-            // A caller that stopped waiting has nobody to tell.
-            let _ = tx.send(Turn::Done(answer));
-        }
-        drop(lead);
-        mine
+        rx.await.ok()
     }
 }
 
-/// The lead, held while a batch runs; dropping it hands the lead to the oldest caller still
-/// waiting, or gives it up when none is.
-struct Lead<'a, T, R>(&'a Group<T, R>);
+/// Held by the batch task; dropped only when the work panicked (the task returns normally
+/// after forgetting it). Everyone still waiting hears `None` and runs alone, and the next
+/// caller starts a new task.
+struct Running<'a, T, R>(&'a Group<T, R>);
 
-impl<T, R> Drop for Lead<'_, T, R> {
+impl<T, R> Drop for Running<'_, T, R> {
     fn drop(&mut self) {
         let mut state = self.0.state.lock().unwrap_or_else(PoisonError::into_inner);
-        while let Some((_, tx)) = state.waiting.pop_front() {
-            if tx.send(Turn::Lead).is_ok() {
-                return;
-            }
-        }
-        state.leading = false;
+        state.waiting.clear();
+        state.running = false;
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use std::sync::Arc;
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::time::Duration;
 
     use super::*;
+
+    /// Waits for the batch task to stop, which it does just after its last answer (or, when
+    /// its work panicked, while unwinding).
+    async fn stopped<T: Send + 'static, R: Send + 'static>(group: &Group<T, R>) {
+        for _ in 0..200 {
+            if !group.lock().running {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        panic!("the batch task did not stop");
+    }
 
     /// Items that arrive while a batch runs go together in the next one, each caller gets its
     /// own answer, and no batch is larger than asked.
@@ -131,10 +127,13 @@ mod tests {
             let (group, batches) = (group.clone(), batches.clone());
             tasks.push(tokio::spawn(async move {
                 group
-                    .run(i, 8, |items| async move {
-                        tokio::time::sleep(Duration::from_millis(20)).await;
-                        batches.lock().unwrap().push(items.len());
-                        items.iter().map(|i| i * 10).collect()
+                    .run(i, 8, move |items: Vec<usize>| {
+                        let batches = batches.clone();
+                        async move {
+                            tokio::time::sleep(Duration::from_millis(20)).await;
+                            batches.lock().unwrap().push(items.len());
+                            items.iter().map(|i| i * 10).collect()
+                        }
                     })
                     .await
             }));
@@ -146,80 +145,74 @@ mod tests {
         assert_eq!(batches.iter().sum::<usize>(), 40);
         assert!(batches.iter().all(|&n| n <= 8), "{batches:?}");
         assert!(batches.len() < 40, "nothing was batched: {batches:?}");
-        assert!(!group.lock().leading);
     }
 
-    /// A leader dropped in the middle of its batch hands the lead on, and the callers of its
-    /// batch are told to run alone instead of waiting forever.
+    /// Callers that stop waiting, at any point, stop nothing: the batches go on, every item is
+    /// done once, and the callers still waiting get their answers.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn a_dropped_leader_strands_nobody() {
+    async fn callers_that_stop_waiting_strand_nobody() {
         let group = Arc::new(Group::<usize, usize>::default());
-        let started = Arc::new(tokio::sync::Notify::new());
-        let leader = {
-            let (group, started) = (group.clone(), started.clone());
-            tokio::spawn(async move {
-                group
-                    .run(0, 2, |items| async move {
-                        started.notify_one();
-                        std::future::pending::<()>().await;
-                        items
-                    })
-                    .await
-            })
-        };
-        started.notified().await;
-        let ran = Arc::new(AtomicUsize::new(0));
-        let mut tasks = Vec::new();
-        for i in 1..4 {
-            let (group, ran) = (group.clone(), ran.clone());
-            tasks.push(tokio::spawn(async move {
-                group
-                    .run(i, 2, |items| async move {
-                        ran.fetch_add(items.len(), Ordering::SeqCst);
-                        items
-                    })
-                    .await
-            }));
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
-        // All three wait behind the stuck leader.
-        assert_eq!(group.lock().waiting.len(), 3);
-        leader.abort();
-        let answers: Vec<Option<usize>> = {
-            let mut out = Vec::new();
-            for task in tasks {
-                out.push(
-                    tokio::time::timeout(Duration::from_secs(5), task)
-                        .await
-                        .expect("a caller was stranded")
-                        .unwrap(),
-                );
+        let done = Arc::new(AtomicUsize::new(0));
+        let work = |done: Arc<AtomicUsize>| {
+            move |items: Vec<usize>| {
+                let done = done.clone();
+                async move {
+                    tokio::time::sleep(Duration::from_millis(5)).await;
+                    done.fetch_add(items.len(), Ordering::SeqCst);
+                    items
+                }
             }
-            out
         };
-        assert_eq!(answers, vec![Some(1), Some(2), Some(3)]);
-        assert_eq!(ran.load(Ordering::SeqCst), 3);
-        assert!(!group.lock().leading);
+        let mut kept = Vec::new();
+        for i in 0..60 {
+            let (group, work) = (group.clone(), work(done.clone()));
+            let task = tokio::spawn(async move { group.run(i, 4, work).await });
+            if i % 3 == 0 {
+                // Given up at once, in the middle of a batch, or while waiting.
+                tokio::time::sleep(Duration::from_millis(i as u64 % 7)).await;
+                task.abort();
+            } else {
+                kept.push((i, task));
+            }
+        }
+        for (i, task) in kept {
+            let answer = tokio::time::timeout(Duration::from_secs(5), task)
+                .await
+                .expect("a caller was stranded")
+                .unwrap();
+            assert_eq!(answer, Some(i));
+        }
+        // A caller after all that is answered too.
+        let last = tokio::time::timeout(
+            Duration::from_secs(5),
+            group.run(100, 4, work(done.clone())),
+        )
+        .await
+        .expect("the group stopped answering");
+        assert_eq!(last, Some(100));
+        // The 41 kept, and those given up after their item was queued.
+        let done = done.load(Ordering::SeqCst);
+        assert!((41..=61).contains(&done), "{done}");
+        stopped(&group).await;
     }
 
-    /// A caller whose batch was taken by a leader that then went away hears `None`.
+    /// Work that panics ends its batch unanswered: its callers hear `None` (and run alone),
+    /// and the next caller starts batches again.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn a_batch_dropped_with_its_leader_answers_none() {
+    async fn a_panicking_batch_answers_none_and_the_next_one_runs() {
         let group = Arc::new(Group::<usize, usize>::default());
-        {
-            let mut state = group.lock();
-            state.leading = true;
-        }
-        let follower = {
-            let group = group.clone();
-            tokio::spawn(async move { group.run(7, 4, |items| async move { items }).await })
-        };
-        while group.lock().waiting.is_empty() {
-            tokio::time::sleep(Duration::from_millis(1)).await;
-        }
-        // A leader takes the follower into its batch, then drops it unanswered.
-        let (_, tx) = group.lock().waiting.pop_front().unwrap();
-        drop(tx);
-        assert_eq!(follower.await.unwrap(), None);
+        let answer = group
+            .run(1, 4, |_items: Vec<usize>| async move {
+                panic!("the work failed");
+                #[allow(unreachable_code)]
+                Vec::new()
+            })
+            .await;
+        assert_eq!(answer, None);
+        stopped(&group).await;
+        let answer = group
+            .run(2, 4, |items: Vec<usize>| async move { items })
+            .await;
+        assert_eq!(answer, Some(2));
     }
 }

@@ -105,11 +105,34 @@ pub fn map_delivery(source: &SourceConfig, delivery: &Delivery) -> Result<Event,
             "the body is not a JSON object".to_owned(),
         ));
     }
-    match source.kind {
+    let event = match source.kind {
         SourceKind::Github => github::map(&source.name, delivery, &body),
         SourceKind::Json => {
             json::map(&source.name, &source.mapping, &body).map_err(Unmapped::Unreadable)
         }
+    }?;
+    refuse_nul(&event)?;
+    Ok(event)
+}
+
+/// A NUL character (U+0000, `\u0000` in JSON) in an event's text fields: `PostgreSQL` cannot
+/// keep it in a text column, so every store refuses it at the door alike, and one such delivery
+/// cannot fail the deliveries stored with it. (The attributes are kept as JSON text, where it
+/// is escaped.)
+fn refuse_nul(event: &Event) -> Result<(), Unmapped> {
+    let fields = [
+        ("source", &event.source),
+        ("id", &event.id),
+        ("type", &event.kind),
+        ("action", &event.action),
+        ("subject", &event.subject),
+        ("text", &event.text),
+    ];
+    match fields.iter().find(|(_, value)| value.contains('\0')) {
+        Some((name, _)) => Err(Unmapped::Unreadable(format!(
+            "the event's `{name}` holds a NUL character (U+0000), which no store keeps"
+        ))),
+        None => Ok(()),
     }
 }
 
@@ -146,6 +169,36 @@ mod tests {
 
     fn source(kind: SourceKind) -> SourceConfig {
         SourceConfig::new("s", kind)
+    }
+
+    /// A NUL character in any text field is refused before any store sees it; in the
+    /// attributes it is kept (escaped in their JSON text).
+    #[test]
+    fn a_nul_character_in_an_event_field_is_refused() {
+        let json = source(SourceKind::Json);
+        let body = |b: &str| Delivery {
+            headers: vec![],
+            body: b.as_bytes().to_vec(),
+        };
+        for (field, delivery) in [
+            ("id", r#"{"id":"a\u0000b","type":"t"}"#),
+            ("type", r#"{"id":"1","type":"t\u0000"}"#),
+            ("subject", r#"{"id":"1","type":"t","subject":"\u0000"}"#),
+            ("text", r#"{"id":"1","type":"t","text":"x\u0000y"}"#),
+        ] {
+            let refused = map_delivery(&json, &body(delivery)).unwrap_err();
+            assert!(
+                refused.reason().contains(&format!("`{field}` holds a NUL")),
+                "{field}: {}",
+                refused.reason()
+            );
+        }
+        let kept = map_delivery(
+            &json,
+            &body(r#"{"id":"1","type":"t","attributes":{"k":"\u0000"}}"#),
+        )
+        .unwrap();
+        assert_eq!(kept.attributes["k"], "\u{0}");
     }
 
     #[test]

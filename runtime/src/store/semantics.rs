@@ -441,6 +441,17 @@ impl<B: Backend> Store for B {
 
     async fn end_job(&self, job: &str, now: Timestamp) -> StoreResult<Option<Vec<Wait>>> {
         let mut tx = self.begin().await?;
+        // The job's open waits are locked before its row, the order routing takes them in (a
+        // claim locks its waits, then marks the job), so the two wait for each other instead
+        // of deadlocking.
+        let open: Vec<i64> = tx
+            .waits_of_job(job)
+            .await?
+            .iter()
+            .filter(|w| w.state == WaitState::Open)
+            .map(|w| w.seq)
+            .collect();
+        tx.lock_waits(&open).await?;
         if !tx.set_job_ended(job, now).await? {
             tx.rollback().await?;
             return Ok(None);

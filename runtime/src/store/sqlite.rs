@@ -1201,6 +1201,19 @@ mod tests {
             seen = checkpoints().await;
         }
         assert!(seen >= 1, "no checkpoint ran on the reader's thread");
+        // A checkpoint still running when the writes stopped (a loaded machine) is copied on
+        // by the writer at its next commit, and the WAL restarts at the one after: as a live
+        // edge goes on committing, the test commits twice more, once the reader's thread is
+        // done (a read queued after its checkpoint is answered after it).
+        checkpoints().await;
+        for i in 0..2 {
+            let record = AuditRecord {
+                at: Timestamp(0),
+                action: "test".into(),
+                data: serde_json::json!({ "more": i }),
+            };
+            store.append_audit(&record).await.unwrap();
+        }
         // The WAL started over: it holds far fewer frames than the about 12,000 written.
         let other = Connection::open(&path).unwrap();
         let log: i64 = other
