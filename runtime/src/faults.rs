@@ -273,6 +273,7 @@ impl<T: Rows> Rows for FaultyTx<T> {
     // The calls on many rows go to the backend's own (which may lock, as on PostgreSQL), never
     // to the trait's loops over the wrapper's one-row calls; each is one step, named as its
     // one-row call (the crash points name those).
+    delegate!(read lock_job(id: &str) -> Option<Job>);
     delegate!(read lock_waits(seqs: &[i64]) -> Vec<(i64, WaitState)>);
     delegate!(read ledger_holds(keys: &[(&str, (&str, &str))]) -> Vec<bool>);
     delegate!(write insert_ledgers as "insert_ledger" (rows: &[(&str, (&str, &str), i64)]) -> u64);

@@ -463,3 +463,91 @@ async fn a_ledger_row_committed_while_routing_makes_the_router_route_again() {
         0
     );
 }
+
+/// A wait registered while its job is being ended on another edge: the registration reads the
+/// job as running, and the job ends before the wait is committed. The registration holds the
+/// job's row until it commits, so ending the job waits for it and then refuses the new wait;
+/// no wait of an ended job stays open. (Under READ COMMITTED a plain read did not hold the row:
+/// the job ended without seeing the wait, which then stayed open.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_wait_registered_while_its_job_ends_is_refused() {
+    let Some(pg) = pg::server("a_wait_registered_while_its_job_ends") else {
+        return;
+    };
+    let url = pg.fresh_url().await;
+    let store = Arc::new(PostgresStore::connect(&url).await.unwrap());
+    let job = Job {
+        id: "ej".into(),
+        started_at: Timestamp(0),
+        start_seq: 0,
+        deadline: None,
+        runtime: "pydantic-ai".into(),
+        shadow: false,
+        sandboxed: false,
+        outside_started: false,
+        ended_at: None,
+    };
+    assert!(store.insert_job(&job).await.unwrap());
+    let wait = ozcheck_runtime::model::Wait {
+        seq: 0,
+        name: "ew".into(),
+        job: "ej".into(),
+        spec: ozcheck_runtime::model::WaitSpec {
+            source: "ci".into(),
+            types: None,
+            subject: None,
+            filter: None,
+            timeout: Duration::from_secs(60),
+            since: ozcheck_runtime::model::Since::Job,
+        },
+        after_seq: 0,
+        created_at: Timestamp(0),
+        deadline: Timestamp(1_000_000),
+        state: WaitState::Open,
+        event: None,
+        matched: None,
+        reason: None,
+    };
+    // Another writer holds the wait's name uncommitted, so the registration stops after it
+    // read the job, at its insert.
+    let mut other = sqlx::PgConnection::connect(&url).await.unwrap();
+    sqlx::raw_sql(
+        "BEGIN; INSERT INTO waits (name, job_id, source, timeout_ms, since, after_seq, \
+         created_at, deadline) VALUES ('ew', 'ej', 'ci', 1, 'job', 0, 0, 1)",
+    )
+    .execute(&mut other)
+    .await
+    .unwrap();
+    let registering = {
+        let (store, wait) = (store.clone(), wait.clone());
+        tokio::spawn(async move { store.insert_wait(&wait).await.unwrap() })
+    };
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let ending = {
+        let store = store.clone();
+        tokio::spawn(async move { store.end_job("ej", Timestamp(5)).await.unwrap() })
+    };
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(!registering.is_finished());
+    sqlx::raw_sql("ROLLBACK").execute(&mut other).await.unwrap();
+    let inserted = registering.await.unwrap();
+    let refused = ending.await.unwrap().expect("the job was running");
+    let stored = store.wait("ej", "ew").await.unwrap();
+    match inserted {
+        ozcheck_runtime::store::WaitInsert::Inserted(seq) => {
+            let stored = stored.expect("the inserted wait");
+            assert_eq!(
+                (
+                    stored.state,
+                    refused.iter().map(|w| w.seq).collect::<Vec<_>>()
+                ),
+                (WaitState::Refused, vec![seq]),
+                "the job ended and its new wait stayed open"
+            );
+        }
+        other => {
+            assert_eq!(other, ozcheck_runtime::store::WaitInsert::JobEnded);
+            assert!(stored.is_none());
+        }
+    }
+}

@@ -19,7 +19,7 @@ use super::rows::{Backend, Closing};
 use super::sql::{SqlRead, SqlTx, columns, sql_rows};
 use super::{StoreError, StoreResult};
 use crate::clock::Timestamp;
-use crate::model::{AuditRecord, Event, Wait, WaitState};
+use crate::model::{AuditRecord, Event, Job, Wait, WaitState};
 
 /// Connections per edge.
 const POOL_SIZE: u32 = 16;
@@ -204,6 +204,13 @@ sql_rows!(
     write: PostgresTx, query: sqlx::query, last_seq: LAST_SEQ, lock_fires: Some(LOCK_FIRES),
     read_sets: {},
     sets: {
+        async fn lock_job(&mut self, id: &str) -> StoreResult<Option<Job>> {
+            let row = sqlx::query("SELECT * FROM jobs WHERE id = $1 FOR SHARE")
+                .bind(id)
+                .fetch_optional(self.conn())
+                .await?;
+            row.as_ref().map(super::sql::job_from_row).transpose()
+        }
         async fn lock_waits(&mut self, seqs: &[i64]) -> StoreResult<Vec<(i64, WaitState)>> {
             sets::lock_waits(self.conn(), seqs).await
         }

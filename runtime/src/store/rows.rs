@@ -284,6 +284,12 @@ pub trait Rows: ReadRows {
     // what it does unless the backend has a set-wise statement for it (`PostgreSQL`, where a
     // round trip costs more than a row).
 
+    /// A job by id, its row held until the transaction ends where writers run at once
+    /// (`PostgreSQL`: shared, so that ending the job waits for this transaction); elsewhere a
+    /// transaction excludes every other writer already.
+    fn lock_job(&mut self, id: &str) -> impl Future<Output = StoreResult<Option<Job>>> + Send {
+        self.job(id)
+    }
     /// The states of the waits `seqs` (ascending, distinct), as `(seq, state)` for each that
     /// exists. Where writers run at once (`PostgreSQL`), the rows stay locked until the
     /// transaction ends, so the states read stay true until then; elsewhere a transaction

@@ -64,11 +64,11 @@ impl<B: Backend> Store for B {
 
     async fn insert_wait(&self, wait: &Wait) -> StoreResult<WaitInsert> {
         let mut tx = self.begin().await?;
-        // The job row is read in the transaction that adds the wait, and `end_job` refuses the
-        // open waits in the transaction that ends the job, so a wait of an ended job is either
-        // refused here or refused there.
+        // The job row is read, and held, in the transaction that adds the wait, and `end_job`
+        // refuses the open waits in the transaction that ends the job (after it could change
+        // the row), so a wait of an ended job is either refused here or refused there.
         let running = tx
-            .job(&wait.job)
+            .lock_job(&wait.job)
             .await?
             .is_some_and(|j| j.ended_at.is_none());
         if !running {
