@@ -275,6 +275,7 @@ impl<T: Rows> Rows for FaultyTx<T> {
     // one-row call (the crash points name those).
     delegate!(read lock_job(id: &str) -> Option<Job>);
     delegate!(read lock_waits(seqs: &[i64]) -> Vec<(i64, WaitState)>);
+    delegate!(read lock_jobs(ids: &[&str]) -> ());
     delegate!(read ledger_holds(keys: &[(&str, (&str, &str))]) -> Vec<bool>);
     delegate!(write insert_ledgers as "insert_ledger" (rows: &[(&str, (&str, &str), i64)]) -> u64);
     delegate!(write close_waits as "close_wait" (closings: &[(i64, Closing<'_>)]) -> u64);

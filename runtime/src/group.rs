@@ -84,9 +84,9 @@ impl<T: Send + 'static, R: Send + 'static> Group<T, R> {
     }
 }
 
-/// Held by the batch task; dropped only when the work panicked (the task returns normally
-/// after forgetting it). Everyone still waiting hears `None` and runs alone, and the next
-/// caller starts a new task.
+/// Held by the batch task and forgotten when it returns; dropped only when the task ends
+/// otherwise (the work panicked, or the runtime dropped the task). Everyone still waiting then
+/// hears `None` and runs alone, and the next caller starts a new task.
 struct Running<'a, T, R>(&'a Group<T, R>);
 
 impl<T, R> Drop for Running<'_, T, R> {

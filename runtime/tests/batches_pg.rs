@@ -68,6 +68,38 @@ async fn actions<S: Store>(store: &S, action: &str) -> usize {
     audit.iter().filter(|r| r.action == action).count()
 }
 
+/// The promises after a burst on the jobs `j0`, `j1`, …: each wait open or matched with an
+/// event, no job given one event twice, one `event.received` per event and one `event.match`
+/// per matched wait, nothing left unrouted.
+async fn ledger_and_audit_are_exact(store: &PostgresStore, jobs: usize, events: usize) {
+    let mut matched = 0;
+    for j in 0..jobs {
+        let waits = store.waits_of_job(&format!("j{j}")).await.unwrap();
+        let mut got = Vec::new();
+        for w in &waits {
+            if w.state == WaitState::Matched {
+                matched += 1;
+                got.push(w.event.clone().expect("a matched wait keeps its event"));
+            } else {
+                assert_eq!(w.state, WaitState::Open);
+            }
+        }
+        let n = got.len();
+        got.sort();
+        got.dedup();
+        assert_eq!(got.len(), n, "j{j} got one event twice: {waits:?}");
+    }
+    assert_eq!(actions(store, "event.received").await, events);
+    assert_eq!(actions(store, "event.match").await, matched);
+    assert!(
+        store
+            .unrouted(Timestamp(i64::MAX), 10)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+}
+
 /// Polls `f` once.
 async fn poll_once<F: Future + ?Sized>(f: &mut Pin<Box<F>>) -> Poll<F::Output> {
     std::future::poll_fn(|cx| Poll::Ready(f.as_mut().poll(cx))).await
@@ -423,33 +455,7 @@ async fn many_edges_big_batches_same_events_keep_every_promise() {
         &errors[..errors.len().min(3)]
     );
     assert_eq!(new, EVENTS, "each event new to exactly one delivery");
-    let store = edges[0].store();
-    let mut matched = 0;
-    for j in 0..JOBS {
-        let waits = store.waits_of_job(&format!("j{j}")).await.unwrap();
-        let mut got = Vec::new();
-        for w in &waits {
-            if w.state == WaitState::Matched {
-                matched += 1;
-                got.push(w.event.clone().unwrap());
-            } else {
-                assert_eq!(w.state, WaitState::Open);
-            }
-        }
-        let n = got.len();
-        got.sort();
-        got.dedup();
-        assert_eq!(got.len(), n, "j{j} got one event twice: {waits:?}");
-    }
-    assert_eq!(actions(&**store, "event.received").await, EVENTS);
-    assert_eq!(actions(&**store, "event.match").await, matched);
-    assert!(
-        store
-            .unrouted(Timestamp(i64::MAX), 10)
-            .await
-            .unwrap()
-            .is_empty()
-    );
+    ledger_and_audit_are_exact(edges[0].store(), JOBS, EVENTS).await;
 }
 
 /// Jobs end while batches route events to them. Ending a job locks its open waits before its
@@ -611,26 +617,7 @@ async fn look_back_registrations_racing_with_batches_keep_the_ledger() {
         }
     }
     assert!(errors.is_empty(), "{errors:?}");
-    let store = edges[0].store();
-    let mut matched = 0;
-    for j in 0..JOBS {
-        let waits = store.waits_of_job(&format!("j{j}")).await.unwrap();
-        let mut got: Vec<_> = waits.iter().filter_map(|w| w.event.clone()).collect();
-        matched += got.len();
-        let n = got.len();
-        got.sort();
-        got.dedup();
-        assert_eq!(n, got.len(), "j{j} got an event twice");
-    }
-    assert_eq!(actions(&**store, "event.received").await, 90);
-    assert_eq!(actions(&**store, "event.match").await, matched);
-    assert!(
-        store
-            .unrouted(Timestamp(i64::MAX), 10)
-            .await
-            .unwrap()
-            .is_empty()
-    );
+    ledger_and_audit_are_exact(edges[0].store(), JOBS, 90).await;
 }
 
 /// Like `callers_that_time_out_at_random_never_strand_the_edge`, but the callers' tasks are

@@ -371,43 +371,13 @@ async fn a_ledger_row_committed_while_routing_makes_the_router_route_again() {
     };
     let url = pg.fresh_url().await;
     let store = Arc::new(PostgresStore::connect(&url).await.unwrap());
-    let job = Job {
-        id: "lj".into(),
-        started_at: Timestamp(0),
-        start_seq: 0,
-        deadline: None,
-        runtime: "pydantic-ai".into(),
-        shadow: false,
-        sandboxed: false,
-        outside_started: false,
-        ended_at: None,
-    };
+    let job = contract::job("lj");
     assert!(store.insert_job(&job).await.unwrap());
-    let mut wait = ozcheck_runtime::model::Wait {
-        seq: 0,
-        name: "lw".into(),
-        job: "lj".into(),
-        spec: ozcheck_runtime::model::WaitSpec {
-            source: "ci".into(),
-            types: None,
-            subject: None,
-            filter: None,
-            timeout: Duration::from_secs(60),
-            since: ozcheck_runtime::model::Since::Job,
-        },
-        after_seq: 0,
-        created_at: Timestamp(0),
-        deadline: Timestamp(1_000_000),
-        state: WaitState::Open,
-        event: None,
-        matched: None,
-        reason: None,
-    };
+    let wait = contract::wait("lw", "lj", None, 1_000_000);
     let ozcheck_runtime::store::WaitInsert::Inserted(seq) = store.insert_wait(&wait).await.unwrap()
     else {
         panic!("the wait was not inserted");
     };
-    wait.seq = seq;
     let ev = event("le", "s");
     store
         .insert_event(&ev, Timestamp(1))
@@ -476,38 +446,9 @@ async fn a_wait_registered_while_its_job_ends_is_refused() {
     };
     let url = pg.fresh_url().await;
     let store = Arc::new(PostgresStore::connect(&url).await.unwrap());
-    let job = Job {
-        id: "ej".into(),
-        started_at: Timestamp(0),
-        start_seq: 0,
-        deadline: None,
-        runtime: "pydantic-ai".into(),
-        shadow: false,
-        sandboxed: false,
-        outside_started: false,
-        ended_at: None,
-    };
+    let job = contract::job("ej");
     assert!(store.insert_job(&job).await.unwrap());
-    let wait = ozcheck_runtime::model::Wait {
-        seq: 0,
-        name: "ew".into(),
-        job: "ej".into(),
-        spec: ozcheck_runtime::model::WaitSpec {
-            source: "ci".into(),
-            types: None,
-            subject: None,
-            filter: None,
-            timeout: Duration::from_secs(60),
-            since: ozcheck_runtime::model::Since::Job,
-        },
-        after_seq: 0,
-        created_at: Timestamp(0),
-        deadline: Timestamp(1_000_000),
-        state: WaitState::Open,
-        event: None,
-        matched: None,
-        reason: None,
-    };
+    let wait = contract::wait("ew", "ej", None, 1_000_000);
     // Another writer holds the wait's name uncommitted, so the registration stops after it
     // read the job, at its insert.
     let mut other = sqlx::PgConnection::connect(&url).await.unwrap();

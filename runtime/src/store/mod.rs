@@ -9,9 +9,10 @@
 //! The semantics of every step are written once ([`semantics`]) over the row contract of
 //! [`rows`]; a backend only stores and reads rows inside transactions: [`MemoryStore`] under one
 //! lock with an undo log, [`SqliteStore`] on a writer thread that commits the steps queued for
-//! it together (`BEGIN IMMEDIATE`, a savepoint per step; one edge), [`PostgresStore`] under
-//! READ COMMITTED (any number of edges); both relational backends run the one set of SQL
-//! statements in `sql.rs`. [`StoreLocation`] is what `--db` names.
+//! it together (`BEGIN IMMEDIATE`; a savepoint per step only when one must be taken back after
+//! it wrote; one edge), [`PostgresStore`] under READ COMMITTED (any number of edges); both
+//! relational backends run the one set of SQL statements in `sql.rs`, and `PostgreSQL` its own
+//! set-wise statements for the calls on many rows. [`StoreLocation`] is what `--db` names.
 
 mod lite;
 mod location;

@@ -4,7 +4,9 @@
 //! `UPDATE … WHERE state = 'open'` on a row that a concurrent transaction changed waits for it
 //! and re-checks the condition on the new row, and `INSERT … ON CONFLICT DO NOTHING` waits for a
 //! concurrent inserter of the same key and then skips. Fire recorders of one routine hold its
-//! `fire_locks` row, so the hourly count they read stays true until they commit. No advisory
+//! `fire_locks` row, so the hourly count they read stays true until they commit. Reads that a
+//! decision rests on hold their rows: routing locks its candidate waits (`FOR UPDATE`) and then
+//! their jobs (`FOR NO KEY UPDATE`), and registering a wait its job (`FOR SHARE`). No advisory
 //! lock is taken outside the migrator's (which the session's end releases).
 
 use std::str::FromStr;
@@ -205,11 +207,10 @@ sql_rows!(
     read_sets: {},
     sets: {
         async fn lock_job(&mut self, id: &str) -> StoreResult<Option<Job>> {
-            let row = sqlx::query("SELECT * FROM jobs WHERE id = $1 FOR SHARE")
-                .bind(id)
-                .fetch_optional(self.conn())
-                .await?;
-            row.as_ref().map(super::sql::job_from_row).transpose()
+            sets::lock_job(self.conn(), id).await
+        }
+        async fn lock_jobs(&mut self, ids: &[&str]) -> StoreResult<()> {
+            sets::lock_jobs(self.conn(), ids).await
         }
         async fn lock_waits(&mut self, seqs: &[i64]) -> StoreResult<Vec<(i64, WaitState)>> {
             sets::lock_waits(self.conn(), seqs).await
@@ -254,9 +255,11 @@ mod sets {
     use sqlx::{AssertSqlSafe, Row};
 
     use crate::clock::Timestamp;
-    use crate::model::{AuditRecord, Event, Wait, WaitState};
+    use crate::model::{AuditRecord, Event, Job, Wait, WaitState};
     use crate::store::rows::Closing;
-    use crate::store::sql::{WAIT_COLUMNS, event_data_column, wait_from_row, wait_state_from_row};
+    use crate::store::sql::{
+        WAIT_COLUMNS, event_data_column, job_from_row, wait_from_row, wait_state_from_row,
+    };
     use crate::store::{StoreError, StoreResult};
 
     static OPEN_WAITS_ON: LazyLock<String> = LazyLock::new(|| {
@@ -310,6 +313,25 @@ mod sets {
                 waits
             })
             .collect())
+    }
+
+    pub(super) async fn lock_job(conn: &mut PgConnection, id: &str) -> StoreResult<Option<Job>> {
+        let row = sqlx::query("SELECT * FROM jobs WHERE id = $1 FOR SHARE")
+            .bind(id)
+            .fetch_optional(conn)
+            .await?;
+        row.as_ref().map(job_from_row).transpose()
+    }
+
+    pub(super) async fn lock_jobs(conn: &mut PgConnection, ids: &[&str]) -> StoreResult<()> {
+        if ids.is_empty() {
+            return Ok(());
+        }
+        sqlx::query("SELECT id FROM jobs WHERE id = ANY($1) ORDER BY id FOR NO KEY UPDATE")
+            .bind(ids)
+            .execute(conn)
+            .await?;
+        Ok(())
     }
 
     pub(super) async fn lock_waits(

@@ -308,6 +308,14 @@ pub trait Rows: ReadRows {
             Ok(out)
         }
     }
+    /// Holds the rows of jobs `ids` (ascending, distinct) until the transaction ends, where
+    /// writers run at once (`PostgreSQL`), so that the ledger rows read for them stay true:
+    /// every router of a job's event holds the job first. Elsewhere a transaction excludes
+    /// every other writer already, and this does nothing.
+    fn lock_jobs(&mut self, ids: &[&str]) -> impl Future<Output = StoreResult<()>> + Send {
+        let _ = ids;
+        async { Ok(()) }
+    }
     /// For each `(job, event)` of `keys`, whether the job's ledger holds the event.
     fn ledger_holds(
         &mut self,

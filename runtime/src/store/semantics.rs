@@ -520,6 +520,13 @@ async fn route_in<T: Rows>(
         .filter(|&(_, state)| state == WaitState::Open)
         .map(|(seq, _)| seq)
         .collect();
+    // The candidates' jobs, so that no other router gives one of them an event between the
+    // ledger read below and this transaction's commit (through a wait not locked above).
+    let jobs: BTreeSet<&str> = batch
+        .iter()
+        .flat_map(|r| r.candidates.iter().map(|c| c.job.as_str()))
+        .collect();
+    tx.lock_jobs(&jobs.into_iter().collect::<Vec<_>>()).await?;
     let mut keys: Vec<(&str, (&str, &str))> = Vec::new();
     let mut seen: HashSet<(&str, &str, &str)> = HashSet::new();
     for r in batch {

@@ -237,7 +237,8 @@ async fn receiving_and_routing<S: Store>(store: &S) {
     );
 }
 
-fn job(id: &str) -> Job {
+/// A running job with nothing else set.
+pub fn job(id: &str) -> Job {
     Job {
         id: id.into(),
         started_at: Timestamp(0),
@@ -251,7 +252,8 @@ fn job(id: &str) -> Job {
     }
 }
 
-fn wait(name: &str, job: &str, subject: Option<&str>, deadline: i64) -> Wait {
+/// An open wait of `job` for any event of source `ci` (on `subject`, if given).
+pub fn wait(name: &str, job: &str, subject: Option<&str>, deadline: i64) -> Wait {
     Wait {
         seq: 0,
         name: name.into(),
