@@ -105,6 +105,31 @@ fn thread_cpu() -> BTreeMap<String, Duration> {
     by_name
 }
 
+/// The machine's busy CPU time (every process, the database server's too), from Linux's
+/// /proc/stat: all but idle and I/O wait (zero elsewhere).
+fn machine_busy() -> Duration {
+    let Ok(stat) = std::fs::read_to_string("/proc/stat") else {
+        return Duration::ZERO;
+    };
+    let Some(line) = stat.lines().find(|l| l.starts_with("cpu ")) else {
+        return Duration::ZERO;
+    };
+    let ticks: Vec<u64> = line
+        .split_whitespace()
+        .skip(1)
+        .filter_map(|f| f.parse().ok())
+        .collect();
+    // user nice system idle iowait irq softirq steal (guest time is counted in user).
+    let busy: u64 = ticks
+        .iter()
+        .take(8)
+        .enumerate()
+        .filter(|&(i, _)| i != 3 && i != 4)
+        .map(|(_, t)| t)
+        .sum();
+    Duration::from_millis(busy * 10)
+}
+
 /// The CPU time each thread name gained since `before`.
 fn cpu_since(before: &BTreeMap<String, Duration>, into: &mut BTreeMap<String, Duration>) {
     for (name, now) in thread_cpu() {
@@ -118,6 +143,18 @@ struct Measured {
     /// CPU time by thread name.
     cpu: BTreeMap<String, Duration>,
     latencies: Vec<Duration>,
+    /// The machine's busy CPU time while timed.
+    busy: Duration,
+}
+
+/// With `ROUTE_BENCH_PERF` naming the control FIFO of `perf record --control fifo:… -D -1`,
+/// tells perf to sample the timed parts only (`enable`) and not the seeding (`disable`).
+fn profile(command: &str) {
+    if let Some(fifo) = std::env::var_os("ROUTE_BENCH_PERF") {
+        if let Err(e) = std::fs::write(&fifo, format!("{command}\n")) {
+            eprintln!("route_bench: cannot write to the perf control FIFO: {e}");
+        }
+    }
 }
 
 fn event(k: usize) -> Event {
@@ -147,12 +184,15 @@ async fn run<S: Store>(
         wall: Duration::ZERO,
         cpu: BTreeMap::new(),
         latencies: Vec::with_capacity(events),
+        busy: Duration::ZERO,
     };
     let mut k = 0;
     while k < events {
         let batch: Vec<Event> = (k..(k + BATCH).min(events)).map(event).collect();
         // One batch touches distinct waits; each event takes exactly one.
         let cpu = thread_cpu();
+        let busy = machine_busy();
+        profile("enable");
         let wall = Instant::now();
         let mut running = JoinSet::new();
         for (i, event) in batch.iter().cloned().enumerate() {
@@ -172,6 +212,8 @@ async fn run<S: Store>(
             m.latencies.push(done.expect("ingest"));
         }
         m.wall += wall.elapsed();
+        profile("disable");
+        m.busy += machine_busy().saturating_sub(busy);
         cpu_since(&cpu, &mut m.cpu);
         if local {
             assert_eq!(first.armed(), WAITS - batch.len());
@@ -213,6 +255,10 @@ fn report(name: &str, mut m: Measured) {
         .map(|(name, d)| format!("{name} {:.1} µs", d.as_secs_f64() * 1e6 / n as f64))
         .collect();
     println!("  CPU per event by thread: {}", threads.join(", "));
+    println!(
+        "  the machine's busy CPU per event (every process): {:.1} µs",
+        m.busy.as_secs_f64() * 1e6 / n as f64
+    );
 }
 
 fn config() -> Arc<Config> {

@@ -560,9 +560,12 @@ impl<S: Store> Runtime<S> {
             return Ok(Vec::new());
         }
         let compile = |spec: &WaitSpec| self.compile_filter(spec).map_err(|r| r.to_string());
-        let keys: Vec<(String, String)> = events
+        let keys: Vec<(String, String, String)> = events
             .iter()
-            .map(|s| (s.event.source.clone(), s.event.subject.clone()))
+            .map(|s| {
+                let e = &s.event;
+                (e.source.clone(), e.subject.clone(), e.kind.clone())
+            })
             .collect();
         let found = self
             .routes

@@ -227,7 +227,7 @@ impl<T: Rows> ReadRows for FaultyTx<T> {
     delegate!(read waits_of_job(job: &str) -> Vec<Wait>);
     delegate!(read open_waits() -> Vec<Wait>);
     delegate!(read open_waits_on(source: &str, subject: &str) -> Vec<Wait>);
-    delegate!(read open_waits_on_many(keys: &[(&str, &str)]) -> Vec<Vec<Wait>>);
+    delegate!(read open_waits_on_many(keys: &[(&str, &str, &str)]) -> Vec<Vec<Wait>>);
     delegate!(read due_waits(now: Timestamp, limit: u32) -> Vec<Wait>);
     delegate!(read next_deadline() -> Option<Timestamp>);
     delegate!(read last_event_seq() -> i64);

@@ -124,12 +124,13 @@ impl Routes {
     }
 
     /// The waits an event of `source` about `subject` may go to, oldest registration first,
-    /// for each `(source, subject)` of `keys`, in their order; a shared edge reads them from the
-    /// store at once.
+    /// for each `(source, subject, type)` of `keys`, in their order; a shared edge reads them
+    /// from the store at once, only those that take the type (a local edge's index may give
+    /// others too: the caller checks [`crate::model::WaitSpec::admits`] either way).
     pub(crate) async fn candidates_many<S: Store>(
         &self,
         store: &S,
-        keys: &[(String, String)],
+        keys: &[(String, String, String)],
         compile: Compile<'_>,
     ) -> Result<Vec<Candidates>, StoreError> {
         let shared = match self {
@@ -137,7 +138,7 @@ impl Routes {
                 let index = lock(index);
                 return Ok(keys
                     .iter()
-                    .map(|(source, subject)| Candidates {
+                    .map(|(source, subject, _)| Candidates {
                         armed: index.candidates(source, subject),
                         broken: Vec::new(),
                     })

@@ -68,6 +68,69 @@ async fn postgres_store_contract() {
     contract::store_contract(store).await;
 }
 
+/// Migration 0003 moves the events still to route from a column of `events` to a table of
+/// their own: an event left unrouted before the upgrade is still routed by the sweeper after
+/// it, one routed before is not, and routing and retention keep the new table exact.
+#[tokio::test]
+async fn the_upgrade_to_the_unrouted_table_keeps_the_events_still_to_route() {
+    let Some(pg) = pg::server("the_upgrade_to_the_unrouted_table") else {
+        return;
+    };
+    let url = pg.fresh_url().await;
+    PostgresStore::migrate_to(&url, 2).await.unwrap();
+    let mut conn = sqlx::PgConnection::connect(&url).await.unwrap();
+    sqlx::query(
+        "INSERT INTO events (source, event_id, type, action, subject, text, attributes, \
+         received_at, routed) VALUES ('ci', 'done', 't', '', 's', '', '{}', 10, TRUE), \
+         ('ci', 'left', 't', '', 's', '', '{}', 20, FALSE)",
+    )
+    .execute(&mut conn)
+    .await
+    .unwrap();
+    let store = PostgresStore::connect(&url).await.unwrap();
+    let unrouted = |store: PostgresStore| async move {
+        let events = store.unrouted(Timestamp(i64::MAX), 10).await.unwrap();
+        events.into_iter().map(|e| e.event.id).collect::<Vec<_>>()
+    };
+    assert_eq!(unrouted(store.clone()).await, ["left"]);
+    // Received before a day ago: the sweeper's own bound leaves it out.
+    assert!(store.unrouted(Timestamp(20), 10).await.unwrap().is_empty());
+
+    // A new event is unrouted until it is routed; a redelivery is known and says so.
+    let audit = AuditRecord {
+        at: Timestamp(30),
+        action: "event.received".into(),
+        data: json!({}),
+    };
+    let fresh = event("fresh", "s");
+    store.receive(&fresh, Timestamp(30), &audit).await.unwrap();
+    assert_eq!(unrouted(store.clone()).await, ["left", "fresh"]);
+    let again = store.receive(&fresh, Timestamp(31), &audit).await.unwrap();
+    assert!(matches!(
+        again,
+        ozcheck_runtime::store::Received::Known { routed: false, .. }
+    ));
+    store.route(&fresh, &[], Timestamp(32), true).await.unwrap();
+    let again = store.receive(&fresh, Timestamp(33), &audit).await.unwrap();
+    assert!(matches!(
+        again,
+        ozcheck_runtime::store::Received::Known { routed: true, .. }
+    ));
+    store.mark_routed("ci", "left").await.unwrap();
+    assert!(unrouted(store.clone()).await.is_empty());
+
+    // Retention forgets an event and its mark together.
+    let late = event("late", "s");
+    store.receive(&late, Timestamp(40), &audit).await.unwrap();
+    assert_eq!(store.purge_events(Timestamp(50)).await.unwrap(), 4);
+    assert!(unrouted(store.clone()).await.is_empty());
+    let left: i64 = sqlx::query_scalar("SELECT count(*) FROM unrouted")
+        .fetch_one(&mut conn)
+        .await
+        .unwrap();
+    assert_eq!(left, 0);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn edges_route_the_same_events_at_once_and_each_wait_is_claimed_once() {
     let Some(pg) = pg::server("edges_route_the_same_events_at_once") else {

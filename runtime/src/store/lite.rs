@@ -22,7 +22,7 @@ use rusqlite::Connection;
 use rusqlite::types::{ToSql, Value};
 
 use super::rows::Backend;
-use super::sql::{Columns, sql_rows};
+use super::sql::{Columns, ROUTED_COLUMN, sql_rows};
 use super::{StoreError, StoreResult};
 
 impl From<rusqlite::Error> for StoreError {
@@ -394,5 +394,7 @@ impl Columns for LiteRow {
 /// `sqlite_sequence` remembers the highest sequence ever given, even after a purge.
 const LAST_SEQ: &str = "SELECT seq FROM sqlite_sequence WHERE name = 'events'";
 
-sql_rows!(read: LiteRead<'_>, query: query, last_seq: LAST_SEQ);
-sql_rows!(write: LiteTx<'_>, query: query, last_seq: LAST_SEQ, lock_fires: None);
+sql_rows!(read: LiteRead<'_>, query: query, last_seq: LAST_SEQ, events: ROUTED_COLUMN);
+sql_rows!(
+    write: LiteTx<'_>, query: query, last_seq: LAST_SEQ, events: ROUTED_COLUMN, lock_fires: None
+);

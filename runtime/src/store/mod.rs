@@ -172,11 +172,12 @@ pub trait Store: Send + Sync + 'static {
         source: &str,
         subject: &str,
     ) -> impl Future<Output = StoreResult<Vec<Wait>>> + Send;
-    /// [`Store::open_waits_on`] for each `(source, subject)` of `keys`, in their order, read
-    /// at once where the backend can.
+    /// The candidates of events: for each `(source, subject, type)` of `keys`, in their order,
+    /// the waits [`Store::open_waits_on`] gives for the source and subject that take events of
+    /// that type (their `types` unset or naming it), read at once where the backend can.
     fn open_waits_on_many(
         &self,
-        keys: &[(String, String)],
+        keys: &[(String, String, String)],
     ) -> impl Future<Output = StoreResult<Vec<Vec<Wait>>>> + Send;
     /// Up to `limit` open waits whose deadline is at or before `now`, earliest first.
     fn due_waits(

@@ -17,8 +17,8 @@ use sqlx::migrate::Migrator;
 use sqlx::postgres::{PgConnectOptions, PgConnection, PgPool, PgPoolOptions, PgRow};
 use sqlx::{Connection, Postgres};
 
-use super::rows::{Backend, Closing};
-use super::sql::{SqlRead, SqlTx, columns, sql_rows};
+use super::rows::{Backend, Claims, Closing};
+use super::sql::{EventSql, SqlRead, SqlTx, columns, sql_rows};
 use super::{StoreError, StoreResult};
 use crate::clock::Timestamp;
 use crate::model::{AuditRecord, Event, Job, Wait, WaitState};
@@ -36,7 +36,7 @@ pub struct PostgresStore {
 }
 
 /// The schema's migrations, in order.
-const MIGRATIONS: [(i64, &str, &str); 2] = [
+const MIGRATIONS: [(i64, &str, &str); 3] = [
     (
         1,
         "schema",
@@ -46,6 +46,11 @@ const MIGRATIONS: [(i64, &str, &str); 2] = [
         2,
         "kept_events",
         include_str!("../../migrations/postgres/0002_kept_events.sql"),
+    ),
+    (
+        3,
+        "unrouted",
+        include_str!("../../migrations/postgres/0003_unrouted.sql"),
     ),
 ];
 
@@ -73,6 +78,21 @@ impl PostgresStore {
             .await?;
         migrator().run(&pool).await?;
         Ok(Self { pool })
+    }
+
+    /// Brings the schema at `url` up to migration `version` and no further: for tests of an
+    /// upgrade from an older schema ([`PostgresStore::connect`] brings it the rest of the way).
+    #[doc(hidden)]
+    pub async fn migrate_to(url: &str, version: i64) -> StoreResult<()> {
+        let steps: Vec<(i64, &'static str, &'static str)> = MIGRATIONS
+            .iter()
+            .copied()
+            .filter(|step| step.0 <= version)
+            .collect();
+        let mut conn = PgConnection::connect(url).await?;
+        super::sql::migrator(&steps).run(&mut conn).await?;
+        conn.close().await?;
+        Ok(())
     }
 
     /// Connects to the schema `schema` of the database at `url`.
@@ -196,14 +216,37 @@ const LAST_SEQ: &str = "SELECT last_value AS seq FROM events_seq_seq WHERE is_ca
 const LOCK_FIRES: &str = "INSERT INTO fire_locks (kind, name) VALUES ($1, $2) \
      ON CONFLICT (kind, name) DO UPDATE SET taken = fire_locks.taken + 1";
 
+/// The events' statements on this schema: the events still to route are the rows of
+/// `unrouted` (migration 0003).
+const EVENTS: EventSql = EventSql {
+    insert: "WITH e AS (INSERT INTO events (source, event_id, type, action, subject, text, \
+             attributes, received_at) SELECT $1, $2, $3, $4, $5, $6, $7, $8 \
+             WHERE NOT EXISTS (SELECT 1 FROM events WHERE source = $1 AND event_id = $2) \
+             ON CONFLICT (source, event_id) DO NOTHING RETURNING seq, received_at) \
+             INSERT INTO unrouted (seq, received_at) SELECT seq, received_at FROM e \
+             RETURNING seq",
+    is_routed: "SELECT NOT EXISTS (SELECT 1 FROM unrouted u WHERE u.seq = e.seq) AS routed \
+                FROM events e WHERE e.source = $1 AND e.event_id = $2",
+    unrouted: "SELECT e.* FROM unrouted u JOIN events e ON e.seq = u.seq \
+               WHERE u.received_at < $1 ORDER BY u.seq LIMIT $2",
+    set_routed: "DELETE FROM unrouted \
+                 WHERE seq = (SELECT seq FROM events WHERE source = $1 AND event_id = $2)",
+    purge: "WITH u AS (DELETE FROM unrouted WHERE received_at < $1) \
+            DELETE FROM events WHERE received_at < $1",
+};
+
 columns!(PgRow);
-sql_rows!(read: PostgresRead, query: sqlx::query, last_seq: LAST_SEQ, sets: {
-    async fn open_waits_on_many(&mut self, keys: &[(&str, &str)]) -> StoreResult<Vec<Vec<Wait>>> {
+sql_rows!(read: PostgresRead, query: sqlx::query, last_seq: LAST_SEQ, events: EVENTS, sets: {
+    async fn open_waits_on_many(
+        &mut self,
+        keys: &[(&str, &str, &str)],
+    ) -> StoreResult<Vec<Vec<Wait>>> {
         sets::open_waits_on_many(self.conn(), keys).await
     }
 });
 sql_rows!(
-    write: PostgresTx, query: sqlx::query, last_seq: LAST_SEQ, lock_fires: Some(LOCK_FIRES),
+    write: PostgresTx, query: sqlx::query, last_seq: LAST_SEQ, events: EVENTS,
+    lock_fires: Some(LOCK_FIRES),
     read_sets: {},
     sets: {
         async fn lock_job(&mut self, id: &str) -> StoreResult<Option<Job>> {
@@ -218,27 +261,50 @@ sql_rows!(
         async fn ledger_holds(&mut self, keys: &[(&str, (&str, &str))]) -> StoreResult<Vec<bool>> {
             sets::ledger_holds(self.conn(), keys).await
         }
+        async fn write_claims(&mut self, claims: Claims<'_>) -> StoreResult<bool> {
+            let (added, closed) = sets::write_claims(self.conn(), claims).await?;
+            if added != claims.ledgers.len() as u64 {
+                return Ok(false);
+            }
+            if closed != claims.closings.len() as u64 {
+                return Err(StoreError("a locked open wait was not open".into()));
+            }
+            Ok(true)
+        }
         async fn insert_ledgers(&mut self, rows: &[(&str, (&str, &str), i64)]) -> StoreResult<u64> {
-            sets::insert_ledgers(self.conn(), rows).await
+            let claims = Claims { ledgers: rows, ..sets::NO_CLAIMS };
+            Ok(sets::write_claims(self.conn(), claims).await?.0)
         }
         async fn close_waits(&mut self, closings: &[(i64, Closing<'_>)]) -> StoreResult<u64> {
-            sets::close_waits(self.conn(), closings).await
+            let claims = Claims { closings, ..sets::NO_CLAIMS };
+            Ok(sets::write_claims(self.conn(), claims).await?.1)
         }
         async fn append_audits(&mut self, records: &[&AuditRecord]) -> StoreResult<()> {
-            sets::append_audits(self.conn(), records).await
+            let claims = Claims { records, ..sets::NO_CLAIMS };
+            sets::write_claims(self.conn(), claims).await.map(drop)
         }
-        async fn set_outside_started_all(&mut self, ids: &[&str]) -> StoreResult<()> {
-            sets::set_outside_started_all(self.conn(), ids).await
+        async fn set_outside_started_all(&mut self, reached: &[&str]) -> StoreResult<()> {
+            let claims = Claims { reached, ..sets::NO_CLAIMS };
+            sets::write_claims(self.conn(), claims).await.map(drop)
         }
-        async fn set_routed_all(&mut self, keys: &[(&str, &str)]) -> StoreResult<()> {
-            sets::set_routed_all(self.conn(), keys).await
+        async fn set_routed_all(&mut self, routed: &[(&str, &str)]) -> StoreResult<()> {
+            let claims = Claims { routed, ..sets::NO_CLAIMS };
+            sets::write_claims(self.conn(), claims).await.map(drop)
+        }
+        async fn insert_events_recorded(
+            &mut self,
+            events: &[&Event],
+            records: &[&AuditRecord],
+            received_at: Timestamp,
+        ) -> StoreResult<Vec<Option<i64>>> {
+            sets::insert_events(self.conn(), events, records, received_at).await
         }
         async fn insert_events(
             &mut self,
             events: &[&Event],
             received_at: Timestamp,
         ) -> StoreResult<Vec<Option<i64>>> {
-            sets::insert_events(self.conn(), events, received_at).await
+            sets::insert_events(self.conn(), events, &[], received_at).await
         }
     }
 );
@@ -256,58 +322,73 @@ mod sets {
 
     use crate::clock::Timestamp;
     use crate::model::{AuditRecord, Event, Job, Wait, WaitState};
-    use crate::store::rows::Closing;
+    use crate::store::rows::Claims;
     use crate::store::sql::{
         WAIT_COLUMNS, event_data_column, job_from_row, wait_from_row, wait_state_from_row,
     };
     use crate::store::{StoreError, StoreResult};
 
+    /// The candidates of events by `(source, subject, type)`: the keys are grouped by source and
+    /// subject, and only waits taking one of the group's types are read (a wait's `types` is a
+    /// JSON array, or NULL for any type); the caller gives each key its own.
     static OPEN_WAITS_ON: LazyLock<String> = LazyLock::new(|| {
         format!(
-            "SELECT w.* FROM (SELECT DISTINCT ks, kj FROM unnest($1::text[], $2::text[]) \
-             AS u(ks, kj)) AS k CROSS JOIN LATERAL (SELECT {WAIT_COLUMNS} FROM waits \
-             WHERE state = 'open' AND source = k.ks AND subject = k.kj) AS w \
+            "SELECT w.* FROM (SELECT ks, kj, array_agg(DISTINCT kt) AS kts \
+             FROM unnest($1::text[], $2::text[], $3::text[]) AS u(ks, kj, kt) GROUP BY ks, kj) AS k \
+             CROSS JOIN LATERAL (SELECT {WAIT_COLUMNS} FROM waits \
+             WHERE state = 'open' AND source = k.ks AND subject = k.kj \
+             AND (types IS NULL OR types::jsonb ?| k.kts)) AS w \
              UNION ALL \
              SELECT {WAIT_COLUMNS} FROM waits \
-             WHERE state = 'open' AND subject IS NULL AND source = ANY($1)"
+             WHERE state = 'open' AND subject IS NULL AND source = ANY($1) \
+             AND (types IS NULL OR types::jsonb ?| $3)"
         )
     });
 
     pub(super) async fn open_waits_on_many(
         conn: &mut PgConnection,
-        keys: &[(&str, &str)],
+        keys: &[(&str, &str, &str)],
     ) -> StoreResult<Vec<Vec<Wait>>> {
         if keys.is_empty() {
             return Ok(Vec::new());
         }
         let sources: Vec<&str> = keys.iter().map(|k| k.0).collect();
         let subjects: Vec<&str> = keys.iter().map(|k| k.1).collect();
+        let kinds: Vec<&str> = keys.iter().map(|k| k.2).collect();
         let rows = sqlx::query(AssertSqlSafe(OPEN_WAITS_ON.as_str()))
             .bind(&sources)
             .bind(&subjects)
+            .bind(&kinds)
             .fetch_all(conn)
             .await?;
-        let mut on: HashMap<(String, String), Vec<Wait>> = HashMap::new();
-        let mut any: HashMap<String, Vec<Wait>> = HashMap::new();
-        for row in &rows {
-            let wait = wait_from_row(row)?;
+        let decoded = rows
+            .iter()
+            .map(wait_from_row)
+            .collect::<StoreResult<Vec<Wait>>>()?;
+        let mut on: HashMap<(&str, &str), Vec<&Wait>> = HashMap::new();
+        let mut any: HashMap<&str, Vec<&Wait>> = HashMap::new();
+        for wait in &decoded {
+            let source = wait.spec.source.as_str();
             match &wait.spec.subject {
-                Some(subject) => on
-                    .entry((wait.spec.source.clone(), subject.clone()))
-                    .or_default()
-                    .push(wait),
-                None => any.entry(wait.spec.source.clone()).or_default().push(wait),
+                Some(subject) => on.entry((source, subject)).or_default().push(wait),
+                None => any.entry(source).or_default().push(wait),
             }
         }
         Ok(keys
             .iter()
-            .map(|&(source, subject)| {
+            .map(|&(source, subject, kind)| {
                 let mut waits: Vec<Wait> = on
-                    .get(&(source.to_owned(), subject.to_owned()))
+                    .get(&(source, subject))
                     .into_iter()
                     .chain(any.get(source))
                     .flatten()
-                    .cloned()
+                    .filter(|w| {
+                        w.spec
+                            .types
+                            .as_ref()
+                            .is_none_or(|types| types.iter().any(|t| t == kind))
+                    })
+                    .map(|w| (*w).clone())
                     .collect();
                 waits.sort_by_key(|w| w.seq);
                 waits
@@ -383,132 +464,116 @@ mod sets {
         Ok(held)
     }
 
-    pub(super) async fn insert_ledgers(
-        conn: &mut PgConnection,
-        rows: &[(&str, (&str, &str), i64)],
-    ) -> StoreResult<u64> {
-        if rows.is_empty() {
-            return Ok(0);
-        }
-        let jobs: Vec<&str> = rows.iter().map(|r| r.0).collect();
-        let sources: Vec<&str> = rows.iter().map(|r| r.1.0).collect();
-        let ids: Vec<&str> = rows.iter().map(|r| r.1.1).collect();
-        let waits: Vec<i64> = rows.iter().map(|r| r.2).collect();
-        let done = sqlx::query(
-            "INSERT INTO job_events (job_id, event_source, event_id, wait_seq) \
-             SELECT j, s, e, w FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[]) \
-             WITH ORDINALITY AS k(j, s, e, w, n) ORDER BY n ON CONFLICT DO NOTHING",
-        )
-        .bind(&jobs)
-        .bind(&sources)
-        .bind(&ids)
-        .bind(&waits)
-        .execute(conn)
-        .await?;
-        Ok(done.rows_affected())
-    }
+    /// No writes: the base of a [`Claims`] with one kind of row.
+    pub(super) const NO_CLAIMS: Claims<'static> = Claims {
+        ledgers: &[],
+        closings: &[],
+        records: &[],
+        reached: &[],
+        routed: &[],
+    };
 
-    pub(super) async fn close_waits(
+    /// Every write of a routing transaction in one statement (one round trip): the ledger rows,
+    /// the waits closed, the audit records, the jobs reached and the events routed, each kind
+    /// of row a data-modifying `WITH` part over arrays (an empty array writes nothing). The
+    /// waits and jobs are locked by the caller already; the events are locked here in the
+    /// order given (identity order). Returns how many ledger rows were added and how many
+    /// waits were closed.
+    pub(super) async fn write_claims(
         conn: &mut PgConnection,
-        closings: &[(i64, Closing<'_>)],
-    ) -> StoreResult<u64> {
-        if closings.is_empty() {
-            return Ok(0);
-        }
-        let seqs: Vec<i64> = closings.iter().map(|c| c.0).collect();
-        let states: Vec<&str> = closings.iter().map(|c| c.1.state.as_str()).collect();
-        let sources: Vec<Option<&str>> = closings.iter().map(|c| c.1.event.map(|e| e.0)).collect();
-        let ids: Vec<Option<&str>> = closings.iter().map(|c| c.1.event.map(|e| e.1)).collect();
-        let reasons: Vec<Option<&str>> = closings.iter().map(|c| c.1.reason).collect();
-        let at: Vec<i64> = closings.iter().map(|c| c.1.at.0).collect();
-        let data: Vec<Option<String>> = closings
+        claims: Claims<'_>,
+    ) -> StoreResult<(u64, u64)> {
+        let Claims {
+            ledgers,
+            closings,
+            records,
+            reached,
+            routed,
+        } = claims;
+        let l_jobs: Vec<&str> = ledgers.iter().map(|r| r.0).collect();
+        let l_sources: Vec<&str> = ledgers.iter().map(|r| r.1.0).collect();
+        let l_ids: Vec<&str> = ledgers.iter().map(|r| r.1.1).collect();
+        let l_waits: Vec<i64> = ledgers.iter().map(|r| r.2).collect();
+        let c_seqs: Vec<i64> = closings.iter().map(|c| c.0).collect();
+        let c_states: Vec<&str> = closings.iter().map(|c| c.1.state.as_str()).collect();
+        let c_sources: Vec<Option<&str>> =
+            closings.iter().map(|c| c.1.event.map(|e| e.0)).collect();
+        let c_ids: Vec<Option<&str>> = closings.iter().map(|c| c.1.event.map(|e| e.1)).collect();
+        let c_reasons: Vec<Option<&str>> = closings.iter().map(|c| c.1.reason).collect();
+        let c_at: Vec<i64> = closings.iter().map(|c| c.1.at.0).collect();
+        let c_data: Vec<Option<String>> = closings
             .iter()
             .map(|c| event_data_column(c.1.matched))
             .collect();
-        let done = sqlx::query(
-            "UPDATE waits SET state = c.st, event_source = c.es, event_id = c.ei, \
-             reason = c.why, closed_at = c.at, event_data = c.data \
-             FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], \
-             $6::bigint[], $7::text[]) AS c(seq, st, es, ei, why, at, data) \
-             WHERE waits.seq = c.seq AND waits.state = 'open'",
+        let (a_at, a_actions, a_data) = audit_columns(records);
+        let r_sources: Vec<&str> = routed.iter().map(|k| k.0).collect();
+        let r_ids: Vec<&str> = routed.iter().map(|k| k.1).collect();
+        let row = sqlx::query(
+            "WITH l AS (INSERT INTO job_events (job_id, event_source, event_id, wait_seq) \
+               SELECT j, s, e, w FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[]) \
+               WITH ORDINALITY AS k(j, s, e, w, n) ORDER BY n ON CONFLICT DO NOTHING \
+               RETURNING 1), \
+             c AS (UPDATE waits SET state = c.st, event_source = c.es, event_id = c.ei, \
+               reason = c.why, closed_at = c.at, event_data = c.data \
+               FROM unnest($5::bigint[], $6::text[], $7::text[], $8::text[], $9::text[], \
+               $10::bigint[], $11::text[]) AS c(seq, st, es, ei, why, at, data) \
+               WHERE waits.seq = c.seq AND waits.state = 'open' RETURNING 1), \
+             a AS (INSERT INTO audit (at, action, data) SELECT a, b, c \
+               FROM unnest($12::bigint[], $13::text[], $14::text[]) \
+               WITH ORDINALITY AS k(a, b, c, n) ORDER BY n RETURNING 1), \
+             o AS (UPDATE jobs SET outside_started = TRUE \
+               WHERE id = ANY($15::text[]) AND NOT outside_started RETURNING 1), \
+             r AS (DELETE FROM unrouted WHERE seq IN (SELECT u.seq \
+               FROM unnest($16::text[], $17::text[]) WITH ORDINALITY AS k(s, i, n) \
+               CROSS JOIN LATERAL (SELECT seq FROM events WHERE source = k.s \
+               AND event_id = k.i) AS e \
+               CROSS JOIN LATERAL (SELECT seq FROM unrouted WHERE seq = e.seq FOR UPDATE) AS u) \
+               RETURNING 1) \
+             SELECT (SELECT count(*) FROM l) AS added, (SELECT count(*) FROM c) AS closed, \
+             (SELECT count(*) FROM a) + (SELECT count(*) FROM o) + (SELECT count(*) FROM r) \
+             AS rest",
         )
-        .bind(&seqs)
-        .bind(&states)
-        .bind(&sources)
-        .bind(&ids)
-        .bind(&reasons)
-        .bind(&at)
-        .bind(&data)
-        .execute(conn)
+        .bind(&l_jobs)
+        .bind(&l_sources)
+        .bind(&l_ids)
+        .bind(&l_waits)
+        .bind(&c_seqs)
+        .bind(&c_states)
+        .bind(&c_sources)
+        .bind(&c_ids)
+        .bind(&c_reasons)
+        .bind(&c_at)
+        .bind(&c_data)
+        .bind(&a_at)
+        .bind(&a_actions)
+        .bind(&a_data)
+        .bind(reached)
+        .bind(&r_sources)
+        .bind(&r_ids)
+        .fetch_one(conn)
         .await?;
-        Ok(done.rows_affected())
+        let count = |name: &str| -> StoreResult<u64> {
+            let n: i64 = row.try_get(name)?;
+            u64::try_from(n).map_err(|_| StoreError(format!("a negative count of {name}")))
+        };
+        Ok((count("added")?, count("closed")?))
     }
 
-    pub(super) async fn append_audits(
-        conn: &mut PgConnection,
-        records: &[&AuditRecord],
-    ) -> StoreResult<()> {
-        if records.is_empty() {
-            return Ok(());
-        }
-        let at: Vec<i64> = records.iter().map(|r| r.at.0).collect();
-        let actions: Vec<&str> = records.iter().map(|r| r.action.as_str()).collect();
-        let data: Vec<String> = records.iter().map(|r| r.data.to_string()).collect();
-        sqlx::query(
-            "INSERT INTO audit (at, action, data) SELECT a, b, c \
-             FROM unnest($1::bigint[], $2::text[], $3::text[]) WITH ORDINALITY AS k(a, b, c, n) \
-             ORDER BY n",
+    /// Audit records as the three columns of the `audit` table.
+    fn audit_columns<'a>(records: &[&'a AuditRecord]) -> (Vec<i64>, Vec<&'a str>, Vec<String>) {
+        (
+            records.iter().map(|r| r.at.0).collect(),
+            records.iter().map(|r| r.action.as_str()).collect(),
+            records.iter().map(|r| r.data.to_string()).collect(),
         )
-        .bind(&at)
-        .bind(&actions)
-        .bind(&data)
-        .execute(conn)
-        .await?;
-        Ok(())
     }
 
-    pub(super) async fn set_outside_started_all(
-        conn: &mut PgConnection,
-        ids: &[&str],
-    ) -> StoreResult<()> {
-        if ids.is_empty() {
-            return Ok(());
-        }
-        sqlx::query(
-            "UPDATE jobs SET outside_started = TRUE WHERE id IN (SELECT id FROM jobs \
-             WHERE id = ANY($1) AND NOT outside_started ORDER BY id FOR UPDATE)",
-        )
-        .bind(ids)
-        .execute(conn)
-        .await?;
-        Ok(())
-    }
-
-    pub(super) async fn set_routed_all(
-        conn: &mut PgConnection,
-        keys: &[(&str, &str)],
-    ) -> StoreResult<()> {
-        if keys.is_empty() {
-            return Ok(());
-        }
-        let sources: Vec<&str> = keys.iter().map(|k| k.0).collect();
-        let ids: Vec<&str> = keys.iter().map(|k| k.1).collect();
-        sqlx::query(
-            "UPDATE events SET routed = TRUE WHERE seq IN (SELECT e.seq \
-             FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS k(s, i, n) \
-             CROSS JOIN LATERAL (SELECT seq FROM events WHERE source = k.s AND event_id = k.i \
-             AND NOT routed FOR UPDATE) AS e) AND NOT routed",
-        )
-        .bind(&sources)
-        .bind(&ids)
-        .execute(conn)
-        .await?;
-        Ok(())
-    }
-
+    /// Adds events (identities not retained yet) and, for each one added, its record of
+    /// `records` (one per event, or none at all), in the events' order: one statement.
     pub(super) async fn insert_events(
         conn: &mut PgConnection,
         events: &[&Event],
+        records: &[&AuditRecord],
         received_at: Timestamp,
     ) -> StoreResult<Vec<Option<i64>>> {
         if events.is_empty() {
@@ -516,15 +581,24 @@ mod sets {
         }
         let column = |f: fn(&Event) -> &str| -> Vec<&str> { events.iter().map(|e| f(e)).collect() };
         let attributes: Vec<String> = events.iter().map(|e| e.attributes.to_string()).collect();
+        let (a_at, a_actions, a_data) = audit_columns(records);
         // Inserted in identity order: two edges given the same events wait for each other on
-        // the first they share instead of each holding one the other needs.
+        // the first they share instead of each holding one the other needs. The records join
+        // the events added by position.
         let rows = sqlx::query(
-            "INSERT INTO events (source, event_id, type, action, subject, text, attributes, \
-             received_at, routed) \
-             SELECT s, e, t, a, j, x, y, $8, FALSE FROM unnest($1::text[], $2::text[], \
-             $3::text[], $4::text[], $5::text[], $6::text[], $7::text[]) AS k(s, e, t, a, j, x, y) \
-             ORDER BY s, e \
-             ON CONFLICT (source, event_id) DO NOTHING RETURNING source, event_id, seq",
+            "WITH e AS (INSERT INTO events (source, event_id, type, action, subject, text, \
+               attributes, received_at) \
+               SELECT s, e, t, a, j, x, y, $8 FROM unnest($1::text[], $2::text[], \
+               $3::text[], $4::text[], $5::text[], $6::text[], $7::text[]) \
+               AS k(s, e, t, a, j, x, y) ORDER BY s, e \
+               ON CONFLICT (source, event_id) DO NOTHING RETURNING source, event_id, seq), \
+             u AS (INSERT INTO unrouted (seq, received_at) SELECT seq, $8 FROM e), \
+             r AS (INSERT INTO audit (at, action, data) SELECT r.a, r.b, r.c \
+               FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS k(s, e, n) \
+               JOIN unnest($9::bigint[], $10::text[], $11::text[]) WITH ORDINALITY \
+               AS r(a, b, c, n) ON r.n = k.n \
+               JOIN e ON e.source = k.s AND e.event_id = k.e ORDER BY k.n) \
+             SELECT source, event_id, seq FROM e",
         )
         .bind(column(|e| &e.source))
         .bind(column(|e| &e.id))
@@ -534,6 +608,9 @@ mod sets {
         .bind(column(|e| &e.text))
         .bind(&attributes)
         .bind(received_at.0)
+        .bind(&a_at)
+        .bind(&a_actions)
+        .bind(&a_data)
         .fetch_all(conn)
         .await?;
         let mut seqs: HashMap<(String, String), i64> = HashMap::with_capacity(rows.len());

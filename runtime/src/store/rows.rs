@@ -53,6 +53,22 @@ pub struct Closing<'a> {
     pub at: Timestamp,
 }
 
+/// What a routing transaction writes once it has decided every outcome
+/// (`semantics::route_in`).
+#[derive(Clone, Copy, Debug)]
+pub struct Claims<'a> {
+    /// The ledger rows `(job, event, wait_seq)`, distinct and ascending.
+    pub ledgers: &'a [(&'a str, (&'a str, &'a str), i64)],
+    /// The waits that got an event.
+    pub closings: &'a [(i64, Closing<'a>)],
+    /// Their audit records, in order.
+    pub records: &'a [&'a AuditRecord],
+    /// The jobs they reached (ascending, distinct): marked outside-started.
+    pub reached: &'a [&'a str],
+    /// The events to mark routed (ascending, distinct).
+    pub routed: &'a [(&'a str, &'a str)],
+}
+
 /// Reads of rows.
 pub trait ReadRows: Send {
     /// A job by id.
@@ -77,16 +93,24 @@ pub trait ReadRows: Send {
         source: &str,
         subject: &str,
     ) -> impl Future<Output = StoreResult<Vec<Wait>>> + Send;
-    /// The open waits of each `(source, subject)` of `keys` (as [`ReadRows::open_waits_on`]
-    /// gives them), in the order of `keys`. A backend with round trips reads them at once.
+    /// For each `(source, subject, type)` of `keys`, in their order, the open waits
+    /// [`ReadRows::open_waits_on`] gives for the source and subject whose `types` are unset or
+    /// name the type. A backend with round trips reads them at once.
     fn open_waits_on_many(
         &mut self,
-        keys: &[(&str, &str)],
+        keys: &[(&str, &str, &str)],
     ) -> impl Future<Output = StoreResult<Vec<Vec<Wait>>>> + Send {
         async move {
             let mut out = Vec::with_capacity(keys.len());
-            for (source, subject) in keys {
-                out.push(self.open_waits_on(source, subject).await?);
+            for (source, subject, kind) in keys {
+                let mut waits = self.open_waits_on(source, subject).await?;
+                waits.retain(|w| {
+                    w.spec
+                        .types
+                        .as_ref()
+                        .is_none_or(|types| types.iter().any(|t| t == kind))
+                });
+                out.push(waits);
             }
             Ok(out)
         }
@@ -390,6 +414,59 @@ pub trait Rows: ReadRows {
                 self.set_routed(source, id).await?;
             }
             Ok(())
+        }
+    }
+    /// Writes what a routing transaction decided, in this order: the ledger rows; then, if
+    /// every one of them was missing and was added, the waits closed, the audit records, the
+    /// jobs marked outside-started and the events marked routed. Returns `false` when a ledger
+    /// row was there already (another transaction committed it since it was read); the caller
+    /// then rolls back, so a backend may have written the rest too. The waits are locked by the
+    /// caller: one of them not open breaks the row contract and is an error.
+    fn write_claims(
+        &mut self,
+        claims: Claims<'_>,
+    ) -> impl Future<Output = StoreResult<bool>> + Send {
+        async move {
+            // Only what there is to write is written (a crash point names the call it crashes
+            // in).
+            if !claims.ledgers.is_empty()
+                && self.insert_ledgers(claims.ledgers).await? != claims.ledgers.len() as u64
+            {
+                return Ok(false);
+            }
+            if !claims.closings.is_empty() {
+                if self.close_waits(claims.closings).await? != claims.closings.len() as u64 {
+                    return Err(super::StoreError("a locked open wait was not open".into()));
+                }
+                self.append_audits(claims.records).await?;
+                self.set_outside_started_all(claims.reached).await?;
+            }
+            if !claims.routed.is_empty() {
+                self.set_routed_all(claims.routed).await?;
+            }
+            Ok(true)
+        }
+    }
+    /// Adds events (distinct identities) as [`Rows::insert_events`] does and, for each one
+    /// added, appends its record of `records` (one per event), in the events' order.
+    fn insert_events_recorded(
+        &mut self,
+        events: &[&Event],
+        records: &[&AuditRecord],
+        received_at: Timestamp,
+    ) -> impl Future<Output = StoreResult<Vec<Option<i64>>>> + Send {
+        async move {
+            let seqs = self.insert_events(events, received_at).await?;
+            let added: Vec<&AuditRecord> = records
+                .iter()
+                .zip(&seqs)
+                .filter(|(_, seq)| seq.is_some())
+                .map(|(r, _)| *r)
+                .collect();
+            if !added.is_empty() {
+                self.append_audits(&added).await?;
+            }
+            Ok(seqs)
         }
     }
     /// Adds events (distinct identities) as [`Rows::insert_event`] does, each with its new

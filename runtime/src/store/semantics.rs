@@ -16,7 +16,7 @@
 
 use std::collections::{BTreeSet, HashSet};
 
-use super::rows::{Backend, Closing, ReadRows, Rows};
+use super::rows::{Backend, Claims, Closing, ReadRows, Rows};
 use super::{
     Candidate, Claim, FireLimit, FireOutcome, Received, Store, StoreError, StoreResult, ToRoute,
     WaitInsert,
@@ -87,8 +87,14 @@ impl<B: Backend> Store for B {
         self.read().await?.open_waits_on(source, subject).await
     }
 
-    async fn open_waits_on_many(&self, keys: &[(String, String)]) -> StoreResult<Vec<Vec<Wait>>> {
-        let keys: Vec<(&str, &str)> = keys.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
+    async fn open_waits_on_many(
+        &self,
+        keys: &[(String, String, String)],
+    ) -> StoreResult<Vec<Vec<Wait>>> {
+        let keys: Vec<(&str, &str, &str)> = keys
+            .iter()
+            .map(|(a, b, c)| (a.as_str(), b.as_str(), c.as_str()))
+            .collect();
         self.read().await?.open_waits_on_many(&keys).await
     }
 
@@ -173,17 +179,11 @@ impl<B: Backend> Store for B {
                 break;
             }
             let batch: Vec<&Event> = open.iter().map(|&i| &events[i]).collect();
+            let records: Vec<&AuditRecord> = open.iter().map(|&i| &audits[i]).collect();
             let mut tx = self.begin().await?;
-            let seqs = tx.insert_events(&batch, received_at).await?;
-            let records: Vec<&AuditRecord> = open
-                .iter()
-                .zip(&seqs)
-                .filter(|(_, seq)| seq.is_some())
-                .map(|(&i, _)| &audits[i])
-                .collect();
-            if !records.is_empty() {
-                tx.append_audits(&records).await?;
-            }
+            let seqs = tx
+                .insert_events_recorded(&batch, &records, received_at)
+                .await?;
             for (&i, seq) in open.iter().zip(seqs) {
                 let event = &events[i];
                 answers[i] = if let Some(seq) = seq {
@@ -591,25 +591,19 @@ async fn route_in<T: Rows>(
 
     // Writes in one order for every transaction (ledger rows, waits, jobs ascending, events),
     // so two routers that reach the same rows wait for each other instead of deadlocking.
-    // Only what there is to write is written (a crash point names the call it crashes in).
-    if !rows.is_empty() {
-        rows.sort_unstable();
-        if tx.insert_ledgers(&rows).await? != rows.len() as u64 {
-            return Ok(None);
-        }
-        if tx.close_waits(&closings).await? != closings.len() as u64 {
-            // The waits are locked (or every other writer excluded): a backend that breaks this
-            // breaks the row contract.
-            return Err(StoreError("a locked open wait was not open".into()));
-        }
-        tx.append_audits(&records).await?;
-        let reached: Vec<&str> = reached.into_iter().collect();
-        tx.set_outside_started_all(&reached).await?;
+    rows.sort_unstable();
+    routed.sort_unstable();
+    routed.dedup();
+    let reached: Vec<&str> = reached.into_iter().collect();
+    let claims = Claims {
+        ledgers: &rows,
+        closings: &closings,
+        records: &records,
+        reached: &reached,
+        routed: &routed,
+    };
+    if claims.ledgers.is_empty() && claims.routed.is_empty() {
+        return Ok(Some(outcomes));
     }
-    if !routed.is_empty() {
-        routed.sort_unstable();
-        routed.dedup();
-        tx.set_routed_all(&routed).await?;
-    }
-    Ok(Some(outcomes))
+    Ok(tx.write_claims(claims).await?.then_some(outcomes))
 }

@@ -1,8 +1,9 @@
 //! The rows of the relational backends, written once: the SQL (portable between `SQLite` and
 //! `PostgreSQL`: `$n` parameters, `ON CONFLICT`, `RETURNING`), the decoding of rows into the
 //! model, and [`sql_rows!`], which implements the row contract for a backend's connection type.
-//! A backend supplies only its dialect's two differences (how to read the last event sequence,
-//! and how to hold other fire recorders of a routine), how a statement runs (sqlx for
+//! A backend supplies only its dialect's differences (how to read the last event sequence, how
+//! to hold other fire recorders of a routine, and where it keeps which events are still to
+//! route: [`EventSql`]), how a statement runs (sqlx for
 //! `PostgreSQL`, the `SQLite` store's own connection for `SQLite`) and how a transaction begins
 //! and ends.
 //!
@@ -261,6 +262,39 @@ pub(super) fn timeout_ms(wait: &Wait) -> i64 {
 }
 
 /// The columns of a wait row, in `SELECT`s.
+/// The statements on retained events that differ between the backends: where the mark of an
+/// event still to route is kept. `SQLite` keeps it in the events table (`routed`, with a
+/// partial index on the unrouted); `PostgreSQL` keeps the unrouted events in a table of their
+/// own, so marking an event routed deletes a narrow row instead of writing a new version of the
+/// event and its index entries (migration 0003 there).
+pub(crate) struct EventSql {
+    /// Adds an event unrouted: binds source, id, type, action, subject, text, attributes and
+    /// the time received; returns `seq`, or no row for a known identity.
+    pub insert: &'static str,
+    /// Whether an event is routed: binds source and id; returns `routed` for a retained event.
+    pub is_routed: &'static str,
+    /// The unrouted events received before `$1`, at most `$2`, by sequence.
+    pub unrouted: &'static str,
+    /// Marks an event routed: binds source and id.
+    pub set_routed: &'static str,
+    /// Forgets the events received before `$1`; counts the events forgotten.
+    pub purge: &'static str,
+}
+
+/// The events' statements of a backend that keeps the routed mark in the events table.
+pub(crate) const ROUTED_COLUMN: EventSql = EventSql {
+    insert: "INSERT INTO events (source, event_id, type, action, subject, text, \
+             attributes, received_at, routed) \
+             SELECT $1, $2, $3, $4, $5, $6, $7, $8, FALSE \
+             WHERE NOT EXISTS (SELECT 1 FROM events WHERE source = $1 AND event_id = $2) \
+             ON CONFLICT (source, event_id) DO NOTHING RETURNING seq",
+    is_routed: "SELECT routed FROM events WHERE source = $1 AND event_id = $2",
+    unrouted: "SELECT * FROM events WHERE NOT routed AND received_at < $1 ORDER BY seq LIMIT $2",
+    set_routed: "UPDATE events SET routed = TRUE WHERE source = $1 AND event_id = $2 \
+                 AND NOT routed",
+    purge: "DELETE FROM events WHERE received_at < $1",
+};
+
 pub(super) const WAIT_COLUMNS: &str = "seq, name, job_id, source, subject, types, filter, \
      timeout_ms, since, after_seq, created_at, deadline, state, event_source, event_id, reason, \
      event_data";
@@ -285,7 +319,10 @@ pub(super) use select_waits;
 /// other fire recorders of a routine (`$1` kind, `$2` name), or `None` when transactions are
 /// serial already.
 macro_rules! sql_rows {
-    (read: $ty:ty, query: $query:path, last_seq: $last_seq:expr $(, sets: { $($sets:tt)* })?) => {
+    (
+        read: $ty:ty, query: $query:path, last_seq: $last_seq:expr, events: $events:expr
+        $(, sets: { $($sets:tt)* })?
+    ) => {
         impl $crate::store::rows::ReadRows for $ty {
             $($($sets)*)?
 
@@ -458,7 +495,7 @@ macro_rules! sql_rows {
                 id: &str,
             ) -> $crate::store::StoreResult<Option<bool>> {
                 let row =
-                    $query("SELECT routed FROM events WHERE source = $1 AND event_id = $2")
+                    $query($events.is_routed)
                         .bind(source)
                         .bind(id)
                         .fetch_optional(self.conn())
@@ -473,10 +510,7 @@ macro_rules! sql_rows {
                 before: $crate::clock::Timestamp,
                 limit: u32,
             ) -> $crate::store::StoreResult<Vec<$crate::model::StoredEvent>> {
-                let rows = $query(
-                    "SELECT * FROM events WHERE NOT routed AND received_at < $1 \
-                     ORDER BY seq LIMIT $2",
-                )
+                let rows = $query($events.unrouted)
                 .bind(before.0)
                 .bind(i64::from(limit))
                 .fetch_all(self.conn())
@@ -588,11 +622,12 @@ macro_rules! sql_rows {
         }
     };
     (
-        write: $ty:ty, query: $query:path, last_seq: $last_seq:expr, lock_fires: $lock_fires:expr
-        $(, read_sets: { $($read_sets:tt)* }, sets: { $($sets:tt)* })?
+        write: $ty:ty, query: $query:path, last_seq: $last_seq:expr, events: $events:expr,
+        lock_fires: $lock_fires:expr $(, read_sets: { $($read_sets:tt)* }, sets: { $($sets:tt)* })?
     ) => {
         $crate::store::sql::sql_rows!(
-            read: $ty, query: $query, last_seq: $last_seq $(, sets: { $($read_sets)* })?
+            read: $ty, query: $query, last_seq: $last_seq, events: $events
+            $(, sets: { $($read_sets)* })?
         );
 
         impl $crate::store::rows::Rows for $ty {
@@ -681,13 +716,7 @@ macro_rules! sql_rows {
                 event: &$crate::model::Event,
                 received_at: $crate::clock::Timestamp,
             ) -> $crate::store::StoreResult<Option<i64>> {
-                let row = $query(
-                    "INSERT INTO events (source, event_id, type, action, subject, text, \
-                     attributes, received_at, routed) \
-                     SELECT $1, $2, $3, $4, $5, $6, $7, $8, FALSE \
-                     WHERE NOT EXISTS (SELECT 1 FROM events WHERE source = $1 AND event_id = $2) \
-                     ON CONFLICT (source, event_id) DO NOTHING RETURNING seq",
-                )
+                let row = $query($events.insert)
                 .bind(&event.source)
                 .bind(&event.id)
                 .bind(&event.kind)
@@ -702,7 +731,7 @@ macro_rules! sql_rows {
             }
 
             async fn delete_events_before(&mut self, before: $crate::clock::Timestamp) -> $crate::store::StoreResult<u64> {
-                let done = $query("DELETE FROM events WHERE received_at < $1")
+                let done = $query($events.purge)
                     .bind(before.0)
                     .execute(self.conn())
                     .await?;
@@ -729,10 +758,7 @@ macro_rules! sql_rows {
             }
 
             async fn set_routed(&mut self, source: &str, id: &str) -> $crate::store::StoreResult<()> {
-                $query(
-                    "UPDATE events SET routed = TRUE WHERE source = $1 AND event_id = $2 \
-                     AND NOT routed",
-                )
+                $query($events.set_routed)
                 .bind(source)
                 .bind(id)
                 .execute(self.conn())

@@ -641,7 +641,7 @@ macro_rules! threaded_store {
 
             async fn open_waits_on_many(
                 &self,
-                keys: &[(String, String)],
+                keys: &[(String, String, String)],
             ) -> StoreResult<Vec<Vec<Wait>>> {
                 let keys = keys.to_vec();
                 self.threads()

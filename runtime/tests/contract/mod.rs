@@ -885,14 +885,44 @@ async fn batches<S: Store>(store: &S) {
             .await
             .unwrap(),
     );
-    let keys: Vec<(String, String)> = [
-        ("bsrc", "bs"),
-        ("bsrc", "bt"),
-        ("ci", "nothing"),
-        ("bsrc", "bs"),
+    // Waits that take some types only: read for the keys of those types alone.
+    let typed = |name: &str, subject: Option<&str>, types: &[&str]| {
+        let mut w = batch_wait(name, "bk", subject);
+        w.spec.types = Some(types.iter().map(|t| (*t).to_owned()).collect());
+        w
+    };
+    let b9 = inserted(
+        store
+            .insert_wait(&typed("b9", Some("bs"), &["push"]))
+            .await
+            .unwrap(),
+    );
+    let b10 = inserted(
+        store
+            .insert_wait(&typed("b10", None, &["pr", "push"]))
+            .await
+            .unwrap(),
+    );
+    // A type that is a part of another, or quoted, is not that type.
+    let b11 = inserted(
+        store
+            .insert_wait(&typed("b11", Some("bt"), &["pu", "\"push\""]))
+            .await
+            .unwrap(),
+    );
+    let keys: Vec<(String, String, String)> = [
+        ("bsrc", "bs", "any"),
+        ("bsrc", "bt", "any"),
+        ("ci", "nothing", "any"),
+        ("bsrc", "bs", "any"),
+        ("bsrc", "bs", "push"),
+        ("bsrc", "bt", "pr"),
+        ("bsrc", "bt", "push"),
+        ("bsrc", "bt", "\"push\""),
+        ("other", "bs", "push"),
     ]
     .iter()
-    .map(|(a, b)| ((*a).to_owned(), (*b).to_owned()))
+    .map(|(a, b, c)| ((*a).to_owned(), (*b).to_owned(), (*c).to_owned()))
     .collect();
     let many = store.open_waits_on_many(&keys).await.unwrap();
     let seqs: Vec<Vec<i64>> = many
@@ -901,9 +931,23 @@ async fn batches<S: Store>(store: &S) {
         .collect();
     assert_eq!(seqs[0], [b7, b8]);
     assert_eq!(seqs[1], [b6, b7]);
+    assert!(seqs[2].is_empty());
     assert_eq!(seqs[3], [b7, b8]);
-    for ((source, subject), waits) in keys.iter().zip(&many) {
-        assert_eq!(waits, &store.open_waits_on(source, subject).await.unwrap());
+    assert_eq!(seqs[4], [b7, b8, b9, b10]);
+    assert_eq!(seqs[5], [b6, b7, b10]);
+    assert_eq!(seqs[6], [b6, b7, b10]);
+    assert_eq!(seqs[7], [b6, b7, b11]);
+    assert!(seqs[8].is_empty());
+    // Each key's waits are the index's for its source and subject that take its type.
+    for ((source, subject, kind), waits) in keys.iter().zip(&many) {
+        let mut expected = store.open_waits_on(source, subject).await.unwrap();
+        expected.retain(|w| {
+            w.spec
+                .types
+                .as_ref()
+                .is_none_or(|types| types.contains(kind))
+        });
+        assert_eq!(waits, &expected);
     }
     assert!(store.open_waits_on_many(&[]).await.unwrap().is_empty());
     assert!(
