@@ -231,7 +231,10 @@ const EVENTS: EventSql = EventSql {
                WHERE u.received_at < $1 ORDER BY u.seq LIMIT $2",
     set_routed: "DELETE FROM unrouted \
                  WHERE seq = (SELECT seq FROM events WHERE source = $1 AND event_id = $2)",
-    purge: "WITH u AS (DELETE FROM unrouted WHERE received_at < $1) \
+    // The `unrouted` rows are locked in sequence order, as routing locks them, so the two
+    // wait for each other instead of deadlocking.
+    purge: "WITH l AS (SELECT seq FROM unrouted WHERE received_at < $1 ORDER BY seq FOR UPDATE), \
+            u AS (DELETE FROM unrouted WHERE seq IN (SELECT seq FROM l)) \
             DELETE FROM events WHERE received_at < $1",
 };
 
@@ -329,19 +332,24 @@ mod sets {
     use crate::store::{StoreError, StoreResult};
 
     /// The candidates of events by `(source, subject, type)`: the keys are grouped by source and
-    /// subject, and only waits taking one of the group's types are read (a wait's `types` is a
-    /// JSON array, or NULL for any type); the caller gives each key its own.
+    /// subject, and the waits read are those whose `types` is NULL (any type) or holds the text
+    /// of one of the group's types as JSON (`$3`, written by the serializer that wrote the
+    /// column): every wait that takes a type, and rarely one that does not, which the caller's
+    /// exact check drops. The column is not parsed as `jsonb`: a type it cannot hold (`\u0000`)
+    /// would fail the statement, and with it every event of the source.
     static OPEN_WAITS_ON: LazyLock<String> = LazyLock::new(|| {
         format!(
             "SELECT w.* FROM (SELECT ks, kj, array_agg(DISTINCT kt) AS kts \
              FROM unnest($1::text[], $2::text[], $3::text[]) AS u(ks, kj, kt) GROUP BY ks, kj) AS k \
              CROSS JOIN LATERAL (SELECT {WAIT_COLUMNS} FROM waits \
              WHERE state = 'open' AND source = k.ks AND subject = k.kj \
-             AND (types IS NULL OR types::jsonb ?| k.kts)) AS w \
+             AND (types IS NULL OR EXISTS (SELECT 1 FROM unnest(k.kts) AS t(kt) \
+             WHERE strpos(types, t.kt) > 0))) AS w \
              UNION ALL \
              SELECT {WAIT_COLUMNS} FROM waits \
              WHERE state = 'open' AND subject IS NULL AND source = ANY($1) \
-             AND (types IS NULL OR types::jsonb ?| $3)"
+             AND (types IS NULL OR EXISTS (SELECT 1 FROM unnest($3::text[]) AS t(kt) \
+             WHERE strpos(types, t.kt) > 0))"
         )
     });
 
@@ -354,7 +362,12 @@ mod sets {
         }
         let sources: Vec<&str> = keys.iter().map(|k| k.0).collect();
         let subjects: Vec<&str> = keys.iter().map(|k| k.1).collect();
-        let kinds: Vec<&str> = keys.iter().map(|k| k.2).collect();
+        // A type as the serializer writes it inside the `types` column's array.
+        let kinds = keys
+            .iter()
+            .map(|k| serde_json::to_string(k.2))
+            .collect::<Result<Vec<String>, _>>()
+            .map_err(|e| StoreError(format!("a type as JSON: {e}")))?;
         let rows = sqlx::query(AssertSqlSafe(OPEN_WAITS_ON.as_str()))
             .bind(&sources)
             .bind(&subjects)
@@ -476,9 +489,9 @@ mod sets {
     /// Every write of a routing transaction in one statement (one round trip): the ledger rows,
     /// the waits closed, the audit records, the jobs reached and the events routed, each kind
     /// of row a data-modifying `WITH` part over arrays (an empty array writes nothing). The
-    /// waits and jobs are locked by the caller already; the events are locked here in the
-    /// order given (identity order). Returns how many ledger rows were added and how many
-    /// waits were closed.
+    /// waits and jobs are locked by the caller already; the events' `unrouted` rows are locked
+    /// here in sequence order, the order retention deletes them in. Returns how many ledger
+    /// rows were added and how many waits were closed.
     pub(super) async fn write_claims(
         conn: &mut PgConnection,
         claims: Claims<'_>,
@@ -523,11 +536,10 @@ mod sets {
                WITH ORDINALITY AS k(a, b, c, n) ORDER BY n RETURNING 1), \
              o AS (UPDATE jobs SET outside_started = TRUE \
                WHERE id = ANY($15::text[]) AND NOT outside_started RETURNING 1), \
-             r AS (DELETE FROM unrouted WHERE seq IN (SELECT u.seq \
-               FROM unnest($16::text[], $17::text[]) WITH ORDINALITY AS k(s, i, n) \
+             r AS (DELETE FROM unrouted WHERE seq IN (SELECT seq FROM unrouted \
+               WHERE seq IN (SELECT e.seq FROM unnest($16::text[], $17::text[]) AS k(s, i) \
                CROSS JOIN LATERAL (SELECT seq FROM events WHERE source = k.s \
-               AND event_id = k.i) AS e \
-               CROSS JOIN LATERAL (SELECT seq FROM unrouted WHERE seq = e.seq FOR UPDATE) AS u) \
+               AND event_id = k.i) AS e) ORDER BY seq FOR UPDATE) \
                RETURNING 1) \
              SELECT (SELECT count(*) FROM l) AS added, (SELECT count(*) FROM c) AS closed, \
              (SELECT count(*) FROM a) + (SELECT count(*) FROM o) + (SELECT count(*) FROM r) \
