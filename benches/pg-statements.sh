@@ -14,7 +14,8 @@ url=$1
 shift
 for bench in "$@"; do
     psql -qAt "$url" -c 'SELECT pg_stat_statements_reset()' >/dev/null
-    rate=$("$bench" postgres "$url" 2 10000 64 | head -1 | sed 's/.*subjects: //; s/,.*//')
+    out=$("$bench" postgres "$url" 2 10000 64)
+    rate=$(printf '%s\n' "$out" | head -1 | sed 's/.*subjects: //; s/,.*//')
     psql -qAt "$url" -c "SELECT '$bench', '$rate', \
         round(sum(total_exec_time)::numeric * 100 / 1000, 1) AS exec_us, \
         round(sum(wal_records) / 10000.0, 1) AS wal_records, \
