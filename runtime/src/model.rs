@@ -106,10 +106,14 @@ impl WaitSpec {
     pub fn admits(&self, event: &Event) -> bool {
         event.source == self.source
             && self.subject.as_ref().is_none_or(|s| *s == event.subject)
-            && self
-                .types
-                .as_ref()
-                .is_none_or(|ts| ts.contains(&event.kind))
+            && self.takes_type(&event.kind)
+    }
+
+    /// Whether an event of type `kind` may end the wait (its `types` unset, or naming it).
+    pub fn takes_type(&self, kind: &str) -> bool {
+        self.types
+            .as_ref()
+            .is_none_or(|ts| ts.iter().any(|t| t == kind))
     }
 }
 

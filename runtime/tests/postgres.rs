@@ -301,15 +301,8 @@ async fn the_hourly_fire_limit_holds_across_edges() {
                 event: None,
             };
             let job = Job {
-                id: fire.job.clone(),
                 started_at: Timestamp(10),
-                start_seq: 0,
-                deadline: None,
-                runtime: "pydantic-ai".into(),
-                shadow: false,
-                sandboxed: false,
-                outside_started: false,
-                ended_at: None,
+                ..contract::job(&fire.job)
             };
             let audit = AuditRecord {
                 at: Timestamp(10),

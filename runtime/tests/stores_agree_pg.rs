@@ -12,29 +12,21 @@
 use std::collections::{HashMap, HashSet};
 
 use ozcheck_runtime::clock::Timestamp;
-use ozcheck_runtime::model::{AuditRecord, Event, Job, Since, Wait, WaitSpec, WaitState};
+use ozcheck_runtime::model::{AuditRecord, Event, Wait, WaitState};
 use ozcheck_runtime::store::{
-    Candidate, MemoryStore, PostgresStore, Received, SqliteStore, Store, ToRoute, WaitInsert,
+    MemoryStore, PostgresStore, Received, SqliteStore, Store, ToRoute, WaitInsert,
 };
 use serde_json::json;
 use sqlx::Connection;
 
+// The store contract's fixtures (its checks run in `durability.rs` and `postgres.rs`).
+#[allow(dead_code)]
+mod contract;
 mod pg;
 
-fn job(id: &str) -> Job {
-    Job {
-        id: id.into(),
-        started_at: Timestamp(0),
-        start_seq: 0,
-        deadline: None,
-        runtime: "pydantic-ai".into(),
-        shadow: false,
-        sandboxed: false,
-        outside_started: false,
-        ended_at: None,
-    }
-}
+use contract::{candidate, job};
 
+/// The contract's open wait, of `source`, taking `types` (`None`: any type).
 fn wait(
     name: &str,
     job: &str,
@@ -42,26 +34,10 @@ fn wait(
     subject: Option<&str>,
     types: Option<&[&str]>,
 ) -> Wait {
-    Wait {
-        seq: 0,
-        name: name.into(),
-        job: job.into(),
-        spec: WaitSpec {
-            source: source.into(),
-            types: types.map(|t| t.iter().map(|s| (*s).to_owned()).collect()),
-            subject: subject.map(str::to_owned),
-            filter: None,
-            timeout: std::time::Duration::from_secs(60),
-            since: Since::Job,
-        },
-        after_seq: 0,
-        created_at: Timestamp(0),
-        deadline: Timestamp(1_000_000),
-        state: WaitState::Open,
-        event: None,
-        matched: None,
-        reason: None,
-    }
+    let mut wait = contract::wait(name, job, subject, 1_000_000);
+    wait.spec.source = source.into();
+    wait.spec.types = types.map(|t| t.iter().map(|s| (*s).to_owned()).collect());
+    wait
 }
 
 fn ev(source: &str, id: &str, kind: &str, subject: &str) -> Event {
@@ -81,18 +57,6 @@ fn received(at: i64) -> AuditRecord {
         at: Timestamp(at),
         action: "event.received".into(),
         data: json!({}),
-    }
-}
-
-fn cand(seq: i64, job: &str) -> Candidate {
-    Candidate {
-        wait_seq: seq,
-        job: job.into(),
-        audit: AuditRecord {
-            at: Timestamp(2),
-            action: "event.match".into(),
-            data: json!({"wait": seq}),
-        },
     }
 }
 
@@ -336,32 +300,36 @@ async fn routing_batch<S: Store>(store: &S) -> serde_json::Value {
         ToRoute {
             event: b.clone(),
             candidates: vec![
-                cand(w1, "j1"),
-                cand(w2, "j1"),
-                cand(w3, "j2"),
-                cand(w4, "j2"),
+                candidate(w1, "j1"),
+                candidate(w2, "j1"),
+                candidate(w3, "j2"),
+                candidate(w4, "j2"),
             ],
             mark_routed: true,
         },
         ToRoute {
             event: a.clone(),
             candidates: vec![
-                cand(w1, "j1"),
-                cand(w2, "j1"),
-                cand(w3, "j2"),
-                cand(w4, "j2"),
-                cand(9999, "j9"),
+                candidate(w1, "j1"),
+                candidate(w2, "j1"),
+                candidate(w3, "j2"),
+                candidate(w4, "j2"),
+                candidate(9999, "j9"),
             ],
             mark_routed: true,
         },
         ToRoute {
             event: a_gh.clone(),
-            candidates: vec![cand(w5, "j3"), cand(w6, "j3"), cand(w2, "j1")],
+            candidates: vec![
+                candidate(w5, "j3"),
+                candidate(w6, "j3"),
+                candidate(w2, "j1"),
+            ],
             mark_routed: false,
         },
         ToRoute {
             event: ghost.clone(),
-            candidates: vec![cand(w6, "j3")],
+            candidates: vec![candidate(w6, "j3")],
             mark_routed: true,
         },
         ToRoute {
@@ -535,7 +503,7 @@ async fn many_pools_route_overlapping_batches_at_once() {
                         event: e.clone(),
                         candidates: shuffled(&waits, (p * 100 + b) as u64)
                             .iter()
-                            .map(|(seq, job)| cand(*seq, job))
+                            .map(|(seq, job)| candidate(*seq, job))
                             .collect(),
                         mark_routed: b % 2 == 0,
                     })
@@ -583,6 +551,55 @@ async fn many_pools_route_overlapping_batches_at_once() {
     assert_eq!(dup_match_audits, 0);
 }
 
+/// Receives `n` events of round `round` one by one, ids descending, so the physical order of
+/// their `unrouted` rows is the reverse of identity order.
+async fn receive_backwards(store: &PostgresStore, round: i64, n: usize) -> Vec<Event> {
+    let mut events = Vec::new();
+    for i in (0..n).rev() {
+        let e = ev("ci", &format!("r{round}-{i:02}"), "t", "s");
+        store
+            .receive(&e, Timestamp(round * 10), &received(round))
+            .await
+            .unwrap();
+        events.push(e);
+    }
+    events
+}
+
+/// Marks `events` routed through `router` while `purger` forgets them, at once; returns the
+/// errors of either.
+async fn route_and_purge_at_once(
+    router: &PostgresStore,
+    purger: &PostgresStore,
+    events: &[Event],
+    round: i64,
+) -> Vec<String> {
+    let batch: Vec<ToRoute> = events
+        .iter()
+        .map(|e| ToRoute {
+            event: e.clone(),
+            candidates: vec![],
+            mark_routed: true,
+        })
+        .collect();
+    let route = {
+        let router = router.clone();
+        tokio::spawn(async move { router.route_many(&batch, Timestamp(round * 10 + 1)).await })
+    };
+    let purge = {
+        let purger = purger.clone();
+        tokio::spawn(async move { purger.purge_events(Timestamp(round * 10 + 5)).await })
+    };
+    let mut errors = Vec::new();
+    if let Err(e) = route.await.unwrap() {
+        errors.push(format!("round {round} route: {e}"));
+    }
+    if let Err(e) = purge.await.unwrap() {
+        errors.push(format!("round {round} purge: {e}"));
+    }
+    errors
+}
+
 /// Attack 7: retention races routing (with marks) of events whose ids run against their
 /// arrival order, and receipts of redeliveries; nothing is left half-forgotten and nothing
 /// deadlocks.
@@ -596,33 +613,7 @@ async fn retention_races_routing_and_redelivery() {
     let mut errors: Vec<String> = Vec::new();
     let mut answers: HashMap<&'static str, usize> = HashMap::new();
     for round in 0..60i64 {
-        // One event per receipt, ids descending, so the physical order of `unrouted` is the
-        // reverse of identity order.
-        let mut events = Vec::new();
-        for i in (0..30).rev() {
-            let e = ev("ci", &format!("r{round}-{i:02}"), "t", "s");
-            router
-                .receive(&e, Timestamp(round * 10), &received(round))
-                .await
-                .unwrap();
-            events.push(e);
-        }
-        let batch: Vec<ToRoute> = events
-            .iter()
-            .map(|e| ToRoute {
-                event: e.clone(),
-                candidates: vec![],
-                mark_routed: true,
-            })
-            .collect();
-        let route = {
-            let router = router.clone();
-            tokio::spawn(async move { router.route_many(&batch, Timestamp(round * 10 + 1)).await })
-        };
-        let purge = {
-            let purger = purger.clone();
-            tokio::spawn(async move { purger.purge_events(Timestamp(round * 10 + 5)).await })
-        };
+        let events = receive_backwards(&router, round, 30).await;
         let redeliver = {
             let receiver = receiver.clone();
             let events = events.clone();
@@ -633,12 +624,7 @@ async fn retention_races_routing_and_redelivery() {
                     .await
             })
         };
-        if let Err(e) = route.await.unwrap() {
-            errors.push(format!("route: {e}"));
-        }
-        if let Err(e) = purge.await.unwrap() {
-            errors.push(format!("purge: {e}"));
-        }
+        errors.extend(route_and_purge_at_once(&router, &purger, &events, round).await);
         match redeliver.await.unwrap() {
             Err(e) => errors.push(format!("receive: {e}")),
             Ok(rs) => {
@@ -741,37 +727,8 @@ async fn retention_and_routing_do_not_deadlock() {
     let purger = PostgresStore::connect(&url).await.unwrap();
     let mut errors: Vec<String> = Vec::new();
     for round in 0..150i64 {
-        let mut events = Vec::new();
-        for i in (0..40).rev() {
-            let e = ev("ci", &format!("r{round}-{i:02}"), "t", "s");
-            router
-                .receive(&e, Timestamp(round * 10), &received(round))
-                .await
-                .unwrap();
-            events.push(e);
-        }
-        let batch: Vec<ToRoute> = events
-            .iter()
-            .map(|e| ToRoute {
-                event: e.clone(),
-                candidates: vec![],
-                mark_routed: true,
-            })
-            .collect();
-        let route = {
-            let router = router.clone();
-            tokio::spawn(async move { router.route_many(&batch, Timestamp(round * 10 + 1)).await })
-        };
-        let purge = {
-            let purger = purger.clone();
-            tokio::spawn(async move { purger.purge_events(Timestamp(round * 10 + 5)).await })
-        };
-        if let Err(e) = route.await.unwrap() {
-            errors.push(format!("round {round} route: {e}"));
-        }
-        if let Err(e) = purge.await.unwrap() {
-            errors.push(format!("round {round} purge: {e}"));
-        }
+        let events = receive_backwards(&router, round, 40).await;
+        errors.extend(route_and_purge_at_once(&router, &purger, &events, round).await);
     }
     assert!(errors.is_empty(), "errors: {errors:?}");
 }

@@ -395,12 +395,7 @@ mod sets {
                     .into_iter()
                     .chain(any.get(source))
                     .flatten()
-                    .filter(|w| {
-                        w.spec
-                            .types
-                            .as_ref()
-                            .is_none_or(|types| types.iter().any(|t| t == kind))
-                    })
+                    .filter(|w| w.spec.takes_type(kind))
                     .map(|w| (*w).clone())
                     .collect();
                 waits.sort_by_key(|w| w.seq);

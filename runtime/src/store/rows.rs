@@ -104,12 +104,7 @@ pub trait ReadRows: Send {
             let mut out = Vec::with_capacity(keys.len());
             for (source, subject, kind) in keys {
                 let mut waits = self.open_waits_on(source, subject).await?;
-                waits.retain(|w| {
-                    w.spec
-                        .types
-                        .as_ref()
-                        .is_none_or(|types| types.iter().any(|t| t == kind))
-                });
+                waits.retain(|w| w.spec.takes_type(kind));
                 out.push(waits);
             }
             Ok(out)

@@ -276,7 +276,8 @@ pub fn wait(name: &str, job: &str, subject: Option<&str>, deadline: i64) -> Wait
     }
 }
 
-fn candidate(seq: i64, job: &str) -> Candidate {
+/// A candidate of wait `seq` of `job`, with its `event.match` record.
+pub fn candidate(seq: i64, job: &str) -> Candidate {
     Candidate {
         wait_seq: seq,
         job: job.into(),
@@ -941,12 +942,7 @@ async fn batches<S: Store>(store: &S) {
     // Each key's waits are the index's for its source and subject that take its type.
     for ((source, subject, kind), waits) in keys.iter().zip(&many) {
         let mut expected = store.open_waits_on(source, subject).await.unwrap();
-        expected.retain(|w| {
-            w.spec
-                .types
-                .as_ref()
-                .is_none_or(|types| types.contains(kind))
-        });
+        expected.retain(|w| w.spec.takes_type(kind));
         assert_eq!(waits, &expected);
     }
     assert!(store.open_waits_on_many(&[]).await.unwrap().is_empty());
