@@ -36,7 +36,7 @@ pub struct PostgresStore {
 }
 
 /// The schema's migrations, in order.
-const MIGRATIONS: [(i64, &str, &str); 3] = [
+const MIGRATIONS: [(i64, &str, &str); 4] = [
     (
         1,
         "schema",
@@ -51,6 +51,11 @@ const MIGRATIONS: [(i64, &str, &str); 3] = [
         3,
         "unrouted",
         include_str!("../../migrations/postgres/0003_unrouted.sql"),
+    ),
+    (
+        4,
+        "open_state_statistics",
+        include_str!("../../migrations/postgres/0004_open_state_statistics.sql"),
     ),
 ];
 
@@ -336,7 +341,9 @@ mod sets {
     /// of one of the group's types as JSON (`$3`, written by the serializer that wrote the
     /// column): every wait that takes a type, and rarely one that does not, which the caller's
     /// exact check drops. The column is not parsed as `jsonb`: a type it cannot hold (`\u0000`)
-    /// would fail the statement, and with it every event of the source.
+    /// would fail the statement, and with it every event of the source. `OFFSET 0` keeps the
+    /// lookup by subject a subquery run once per key: pulled up into a join, the planner could
+    /// answer it by reading every open wait and hashing (`tests/plans_pg.rs`).
     static OPEN_WAITS_ON: LazyLock<String> = LazyLock::new(|| {
         format!(
             "SELECT w.* FROM (SELECT ks, kj, array_agg(DISTINCT kt) AS kts \
@@ -344,7 +351,7 @@ mod sets {
              CROSS JOIN LATERAL (SELECT {WAIT_COLUMNS} FROM waits \
              WHERE state = 'open' AND source = k.ks AND subject = k.kj \
              AND (types IS NULL OR EXISTS (SELECT 1 FROM unnest(k.kts) AS t(kt) \
-             WHERE strpos(types, t.kt) > 0))) AS w \
+             WHERE strpos(types, t.kt) > 0)) OFFSET 0) AS w \
              UNION ALL \
              SELECT {WAIT_COLUMNS} FROM waits \
              WHERE state = 'open' AND subject IS NULL AND source = ANY($1) \
@@ -487,6 +494,15 @@ mod sets {
     /// waits and jobs are locked by the caller already; the events' `unrouted` rows are locked
     /// here in sequence order, the order retention deletes them in. Returns how many ledger
     /// rows were added and how many waits were closed.
+    ///
+    /// The waits are reached by their sequence numbers only. The check that each is still open
+    /// compares with `(SELECT 'open')`, a value the planner does not see: with `state = 'open'`
+    /// written out, every partial index on open waits qualified too, and the planner read a
+    /// whole one when stale statistics said it was nearly empty (`tests/plans_pg.rs`). The
+    /// events routed are looked up one key at a time (`OFFSET 0` keeps each lookup a subquery
+    /// of its own): joined as a whole, the planner hashed the keys and read the whole events
+    /// table whenever it believed that cheaper than the lookups (the benchmark's 10,000
+    /// events, once per batch).
     pub(super) async fn write_claims(
         conn: &mut PgConnection,
         claims: Claims<'_>,
@@ -525,16 +541,18 @@ mod sets {
                reason = c.why, closed_at = c.at, event_data = c.data \
                FROM unnest($5::bigint[], $6::text[], $7::text[], $8::text[], $9::text[], \
                $10::bigint[], $11::text[]) AS c(seq, st, es, ei, why, at, data) \
-               WHERE waits.seq = c.seq AND waits.state = 'open' RETURNING 1), \
+               WHERE waits.seq = c.seq AND waits.state = (SELECT 'open') RETURNING 1), \
              a AS (INSERT INTO audit (at, action, data) SELECT a, b, c \
                FROM unnest($12::bigint[], $13::text[], $14::text[]) \
                WITH ORDINALITY AS k(a, b, c, n) ORDER BY n RETURNING 1), \
              o AS (UPDATE jobs SET outside_started = TRUE \
                WHERE id = ANY($15::text[]) AND NOT outside_started RETURNING 1), \
-             r AS (DELETE FROM unrouted WHERE seq IN (SELECT seq FROM unrouted \
-               WHERE seq IN (SELECT e.seq FROM unnest($16::text[], $17::text[]) AS k(s, i) \
+             r AS (DELETE FROM unrouted WHERE seq = ANY(ARRAY(SELECT u.seq \
+               FROM unnest($16::text[], $17::text[]) AS k(s, i) \
                CROSS JOIN LATERAL (SELECT seq FROM events WHERE source = k.s \
-               AND event_id = k.i) AS e) ORDER BY seq FOR UPDATE) \
+               AND event_id = k.i OFFSET 0) AS e \
+               CROSS JOIN LATERAL (SELECT seq FROM unrouted WHERE seq = e.seq OFFSET 0) AS u \
+               ORDER BY u.seq FOR UPDATE OF u)) \
                RETURNING 1) \
              SELECT (SELECT count(*) FROM l) AS added, (SELECT count(*) FROM c) AS closed, \
              (SELECT count(*) FROM a) + (SELECT count(*) FROM o) + (SELECT count(*) FROM r) \

@@ -1,0 +1,204 @@
+//! Routing on `PostgreSQL` reads rows in proportion to its batch, whatever the planner believes
+//! about the tables. The statements join arrays of keys to the tables; when the statistics said
+//! that few waits were open (taken before a burst of registrations, and not yet taken again),
+//! the planner answered the join by reading every open wait, twice per batch, and the events
+//! by a sequential scan. The statements now reach the rows through their keys only.
+//!
+//! The rows read are the tables' `seq_tup_read + idx_tup_fetch` in `pg_stat_user_tables`,
+//! which a server process adds to when it exits: the edges are closed, and their processes
+//! gone, before each count.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use ozcheck_runtime::clock::{ManualClock, Timestamp};
+use ozcheck_runtime::config::Config;
+use ozcheck_runtime::model::{Event, WaitState};
+use ozcheck_runtime::store::{PostgresStore, Store};
+use ozcheck_runtime::{JobStart, Routing, Runtime};
+use serde_json::json;
+use sqlx::{AssertSqlSafe, Connection, PgConnection};
+use tokio::task::JoinSet;
+
+mod pg;
+
+type Rt = Arc<Runtime<PostgresStore>>;
+
+/// Events routed, each matching the one wait of its job.
+const ROUTED: usize = 200;
+/// Rows of each large table (jobs, waits, events) beside those of the routed events.
+const FILLER: usize = 20_000;
+/// Rows a routed event may read on all tables together (its candidates, the locks, the ledger,
+/// the event's own rows) with room to spare; the statements read 6 to 8.
+const ROWS_PER_EVENT: i64 = 25;
+
+async fn edge(url: &str, clock: &ManualClock) -> Rt {
+    let config: Arc<Config> = Arc::new(
+        serde_json::from_value(json!({"sources": [{"name": "ci", "kind": "json"}]})).unwrap(),
+    );
+    let store = Arc::new(PostgresStore::connect(url).await.unwrap());
+    let routing = Routing::Shared {
+        edge: "plans".into(),
+    };
+    Runtime::start_with(store, Arc::new(clock.clone()), config, &routing)
+        .await
+        .unwrap()
+}
+
+/// Closes the edge and waits until the server processes of `app` are gone (their counts are
+/// then in the statistics).
+async fn close(rt: Rt, admin: &mut PgConnection, app: &str) {
+    rt.store().close().await;
+    drop(rt);
+    for _ in 0..200 {
+        let left: i64 =
+            sqlx::query_scalar("SELECT count(*) FROM pg_stat_activity WHERE application_name = $1")
+                .bind(app)
+                .fetch_one(&mut *admin)
+                .await
+                .unwrap();
+        if left == 0 {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("the edge's server processes did not exit");
+}
+
+/// Rows read so far on the waits and events tables, as the statistics count them (sequential
+/// scans and index fetches). The planner may read a smaller table whole when its statistics,
+/// true here, say that is cheaper: the events still to route, or the jobs when a batch locks
+/// many of them.
+async fn rows_read(admin: &mut PgConnection) -> Vec<(String, i64, i64)> {
+    sqlx::query("SELECT pg_stat_clear_snapshot()")
+        .execute(&mut *admin)
+        .await
+        .unwrap();
+    sqlx::query_as(
+        "SELECT relname::text, COALESCE(seq_tup_read, 0), COALESCE(idx_tup_fetch, 0) \
+         FROM pg_stat_user_tables WHERE schemaname = current_schema() \
+         AND relname IN ('waits', 'events') ORDER BY relname",
+    )
+    .fetch_all(&mut *admin)
+    .await
+    .unwrap()
+}
+
+fn event(n: usize) -> Event {
+    Event {
+        source: "ci".into(),
+        id: format!("e{n}"),
+        kind: "t".into(),
+        action: String::new(),
+        subject: format!("s{n}"),
+        text: String::new(),
+        attributes: json!({}),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn routing_reads_rows_in_proportion_to_its_batch_even_when_the_statistics_are_stale() {
+    let Some(pg) = pg::server("routing_reads_rows_in_proportion_to_its_batch") else {
+        return;
+    };
+    let url = pg.fresh_url().await;
+    let app = format!("ozcheck_plans_{}", std::process::id());
+    let edge_url = format!("{url}&application_name={app}");
+    let mut admin = PgConnection::connect(&url).await.unwrap();
+    let clock = ManualClock::new(Timestamp(1_000_000));
+
+    // The waits, one job each, on subjects of their own.
+    let rt = edge(&edge_url, &clock).await;
+    let mut running = JoinSet::new();
+    for n in 0..ROUTED {
+        if running.len() >= 32 {
+            running.join_next().await.unwrap().unwrap();
+        }
+        let rt = rt.clone();
+        running.spawn(async move {
+            let job = format!("j{n}");
+            rt.start_job(&JobStart {
+                id: job.clone(),
+                ..JobStart::default()
+            })
+            .await
+            .unwrap();
+            let args = json!({"source": "ci", "subject": format!("s{n}"), "timeout": "7d"});
+            rt.wait_for_event(&job, "w", &args).await.unwrap();
+        });
+    }
+    while let Some(done) = running.join_next().await {
+        done.unwrap();
+    }
+    // Many more rows beside them, as a day of work leaves: waits (open, on subjects and jobs of
+    // their own) and events, copied from the rows the runtime wrote.
+    sqlx::raw_sql(AssertSqlSafe(format!(
+        "INSERT INTO jobs (id, started_at, start_seq, deadline, runtime, shadow, sandboxed) \
+           SELECT 'f' || g, started_at, start_seq, deadline, runtime, shadow, sandboxed \
+           FROM jobs, generate_series(1, {FILLER}) AS g WHERE id = 'j0'; \
+         INSERT INTO waits (name, job_id, source, subject, types, filter, timeout_ms, since, \
+           after_seq, created_at, deadline) \
+           SELECT name, 'f' || g, source, 'f' || g, types, filter, timeout_ms, since, \
+           after_seq, created_at, deadline \
+           FROM waits, generate_series(1, {FILLER}) AS g WHERE job_id = 'j0'; \
+         INSERT INTO events (source, event_id, type, action, subject, text, attributes, \
+           received_at) \
+           SELECT 'ci', 'f' || g, 't', '', 'f' || g, '', '{{}}', 0 \
+           FROM generate_series(1, {FILLER}) AS g"
+    )))
+    .execute(&mut admin)
+    .await
+    .unwrap();
+    close(rt, &mut admin, &app).await;
+
+    // Statistics that say no wait is open: taken while every wait was closed, and not taken
+    // again (autovacuum off) after they opened.
+    sqlx::raw_sql(
+        "ALTER TABLE jobs SET (autovacuum_enabled = false); \
+         ALTER TABLE waits SET (autovacuum_enabled = false); \
+         ALTER TABLE events SET (autovacuum_enabled = false); \
+         ALTER TABLE unrouted SET (autovacuum_enabled = false); \
+         ALTER TABLE job_events SET (autovacuum_enabled = false); \
+         ALTER TABLE audit SET (autovacuum_enabled = false); \
+         UPDATE waits SET state = 'timed_out'; ANALYZE; UPDATE waits SET state = 'open'",
+    )
+    .execute(&mut admin)
+    .await
+    .unwrap();
+
+    let before = rows_read(&mut admin).await;
+    let rt = edge(&edge_url, &clock).await;
+    let mut running = JoinSet::new();
+    for n in 0..ROUTED {
+        let rt = rt.clone();
+        running.spawn(async move { rt.ingest(&event(n)).await.unwrap() });
+    }
+    while let Some(done) = running.join_next().await {
+        assert!(done.unwrap().is_some(), "each event is new");
+    }
+    for n in 0..ROUTED {
+        let waits = rt.store().waits_of_job(&format!("j{n}")).await.unwrap();
+        assert_eq!(waits.len(), 1);
+        assert_eq!(waits[0].state, WaitState::Matched, "j{n}'s wait got e{n}");
+    }
+    close(rt, &mut admin, &app).await;
+    let after = rows_read(&mut admin).await;
+    let mut read = 0;
+    for ((table, seq0, idx0), (_, seq1, idx1)) in before.iter().zip(&after) {
+        eprintln!(
+            "{table}: {} rows by sequential scans, {} by index",
+            seq1 - seq0,
+            idx1 - idx0
+        );
+        read += seq1 - seq0 + idx1 - idx0;
+    }
+
+    // The check of the matches above read one wait per job, through the job's index.
+    let limit = ROWS_PER_EVENT * ROUTED as i64;
+    eprintln!("{ROUTED} events among {FILLER} open waits read {read} rows (limit {limit})");
+    assert!(
+        read <= limit,
+        "routing {ROUTED} events read {read} rows of the tables (more than {limit}): a \
+         statement scanned a table instead of reaching the rows by their keys"
+    );
+}
