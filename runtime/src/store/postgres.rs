@@ -502,7 +502,9 @@ mod sets {
     /// events routed are looked up one key at a time (`OFFSET 0` keeps each lookup a subquery
     /// of its own): joined as a whole, the planner hashed the keys and read the whole events
     /// table whenever it believed that cheaper than the lookups (the benchmark's 10,000
-    /// events, once per batch).
+    /// events, once per batch). The sequence numbers found are then locked in one sorted
+    /// pass (locking inside the per-key lookup took them in the batch's order, and retention,
+    /// which locks in sequence order, deadlocked with it: `tests/stores_agree_pg.rs`).
     pub(super) async fn write_claims(
         conn: &mut PgConnection,
         claims: Claims<'_>,
@@ -547,12 +549,11 @@ mod sets {
                WITH ORDINALITY AS k(a, b, c, n) ORDER BY n RETURNING 1), \
              o AS (UPDATE jobs SET outside_started = TRUE \
                WHERE id = ANY($15::text[]) AND NOT outside_started RETURNING 1), \
-             r AS (DELETE FROM unrouted WHERE seq = ANY(ARRAY(SELECT u.seq \
-               FROM unnest($16::text[], $17::text[]) AS k(s, i) \
-               CROSS JOIN LATERAL (SELECT seq FROM events WHERE source = k.s \
-               AND event_id = k.i OFFSET 0) AS e \
-               CROSS JOIN LATERAL (SELECT seq FROM unrouted WHERE seq = e.seq OFFSET 0) AS u \
-               ORDER BY u.seq FOR UPDATE OF u)) \
+             r AS (DELETE FROM unrouted WHERE seq = ANY(ARRAY(SELECT seq FROM unrouted \
+               WHERE seq = ANY(ARRAY(SELECT e.seq FROM unnest($16::text[], $17::text[]) \
+               AS k(s, i) CROSS JOIN LATERAL (SELECT seq FROM events WHERE source = k.s \
+               AND event_id = k.i OFFSET 0) AS e)) \
+               ORDER BY seq FOR UPDATE)) \
                RETURNING 1) \
              SELECT (SELECT count(*) FROM l) AS added, (SELECT count(*) FROM c) AS closed, \
              (SELECT count(*) FROM a) + (SELECT count(*) FROM o) + (SELECT count(*) FROM r) \
