@@ -28,8 +28,9 @@ type Rt = Arc<Runtime<PostgresStore>>;
 const ROUTED: usize = 200;
 /// Rows of each large table (jobs, waits, events) beside those of the routed events.
 const FILLER: usize = 20_000;
-/// Rows a routed event may read on all tables together (its candidates, the locks, the ledger,
-/// the event's own rows) with room to spare; the statements read 6 to 8.
+/// Rows a routed event may read on the waits and events tables together (its candidates, the
+/// locks, the closing, the event's own row), with room to spare: routing reads 4, and the
+/// check of the matches below 1 more.
 const ROWS_PER_EVENT: i64 = 25;
 
 async fn edge(url: &str, clock: &ManualClock) -> Rt {
@@ -193,7 +194,6 @@ async fn routing_reads_rows_in_proportion_to_its_batch_even_when_the_statistics_
         read += seq1 - seq0 + idx1 - idx0;
     }
 
-    // The check of the matches above read one wait per job, through the job's index.
     let limit = ROWS_PER_EVENT * ROUTED as i64;
     eprintln!("{ROUTED} events among {FILLER} open waits read {read} rows (limit {limit})");
     assert!(

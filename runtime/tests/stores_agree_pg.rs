@@ -26,6 +26,19 @@ mod pg;
 
 use contract::{candidate, job};
 
+/// Runs `$run` on a new memory store, a new `SQLite` store and `$pg`, asserts that the three
+/// answers are equal, and returns the answer.
+macro_rules! on_every_backend {
+    ($run:path, $pg:expr) => {{
+        let memory = $run(&MemoryStore::new()).await;
+        let lite = $run(&SqliteStore::in_memory().await.unwrap()).await;
+        let postgres = $run($pg).await;
+        assert_eq!(memory, lite, "memory vs SQLite");
+        assert_eq!(memory, postgres, "memory vs PostgreSQL");
+        memory
+    }};
+}
+
 /// The contract's open wait, of `source`, taking `types` (`None`: any type).
 fn wait(
     name: &str,
@@ -204,11 +217,7 @@ async fn candidates_by_nasty_types_agree_on_every_backend() {
     let Some((pg, _)) = pg_store("candidates_by_nasty_types").await else {
         return;
     };
-    let memory = type_matrix(&MemoryStore::new()).await;
-    let lite = type_matrix(&SqliteStore::in_memory().await.unwrap()).await;
-    let postgres = type_matrix(&pg).await;
-    assert_eq!(memory, lite, "memory vs SQLite");
-    assert_eq!(memory, postgres, "memory vs PostgreSQL");
+    let memory = on_every_backend!(type_matrix, &pg);
     // `types: []` takes no type.
     assert!(memory.iter().flatten().all(|n| !n.ends_with("-empty")));
 }
@@ -360,11 +369,7 @@ async fn a_routing_batch_ends_alike_on_every_backend() {
     let Some((pg, _)) = pg_store("a_routing_batch_ends_alike").await else {
         return;
     };
-    let memory = routing_batch(&MemoryStore::new()).await;
-    let lite = routing_batch(&SqliteStore::in_memory().await.unwrap()).await;
-    let postgres = routing_batch(&pg).await;
-    assert_eq!(memory, lite, "memory vs SQLite");
-    assert_eq!(memory, postgres, "memory vs PostgreSQL");
+    on_every_backend!(routing_batch, &pg);
 }
 
 /// Attack 5: redelivery answers before routing, after routing without and with the mark, after
@@ -422,11 +427,7 @@ async fn redelivery_answers_agree_on_every_backend() {
     let Some((pg, url)) = pg_store("redelivery_answers").await else {
         return;
     };
-    let memory = redeliveries(&MemoryStore::new()).await;
-    let lite = redeliveries(&SqliteStore::in_memory().await.unwrap()).await;
-    let postgres = redeliveries(&pg).await;
-    assert_eq!(memory, lite, "memory vs SQLite");
-    assert_eq!(memory, postgres, "memory vs PostgreSQL");
+    on_every_backend!(redeliveries, &pg);
     let mut conn = sqlx::PgConnection::connect(&url).await.unwrap();
     let left: i64 = sqlx::query_scalar("SELECT count(*) FROM unrouted")
         .fetch_one(&mut conn)
@@ -709,11 +710,7 @@ async fn receipt_records_go_to_the_events_added() {
             .collect();
         json!({"answers": rs.iter().map(shape).collect::<Vec<_>>(), "audit": audit, "unrouted": unrouted})
     }
-    let memory = run(&MemoryStore::new()).await;
-    let lite = run(&SqliteStore::in_memory().await.unwrap()).await;
-    let postgres = run(&pg).await;
-    assert_eq!(memory, lite, "memory vs SQLite");
-    assert_eq!(memory, postgres, "memory vs PostgreSQL");
+    on_every_backend!(run, &pg);
 }
 
 /// Attack 7b: attack 7 without the receiver, the pair that deadlocked: a routing that marks

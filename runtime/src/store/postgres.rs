@@ -502,9 +502,9 @@ mod sets {
     /// events routed are looked up one key at a time (`OFFSET 0` keeps each lookup a subquery
     /// of its own): joined as a whole, the planner hashed the keys and read the whole events
     /// table whenever it believed that cheaper than the lookups (the benchmark's 10,000
-    /// events, once per batch). The sequence numbers found are then locked in one sorted
-    /// pass (locking inside the per-key lookup took them in the batch's order, and retention,
-    /// which locks in sequence order, deadlocked with it: `tests/stores_agree_pg.rs`).
+    /// events, once per batch). The lookup only finds sequence numbers; the locks are taken
+    /// after it, in one sorted pass (taken inside it, they followed the batch's order and
+    /// deadlocked with retention: `tests/stores_agree_pg.rs`).
     pub(super) async fn write_claims(
         conn: &mut PgConnection,
         claims: Claims<'_>,
