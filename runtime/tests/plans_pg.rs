@@ -161,7 +161,9 @@ async fn routing_reads_rows_in_proportion_to_its_batch_even_when_the_statistics_
          ALTER TABLE unrouted SET (autovacuum_enabled = false); \
          ALTER TABLE job_events SET (autovacuum_enabled = false); \
          ALTER TABLE audit SET (autovacuum_enabled = false); \
-         UPDATE waits SET state = 'timed_out'; ANALYZE; UPDATE waits SET state = 'open'",
+         UPDATE waits SET state = 'timed_out'; \
+         ANALYZE jobs, waits, events, unrouted, job_events, audit; \
+         UPDATE waits SET state = 'open'",
     )
     .execute(&mut admin)
     .await
