@@ -105,29 +105,25 @@ fn thread_cpu() -> BTreeMap<String, Duration> {
     by_name
 }
 
-/// The machine's busy CPU time (every process, the database server's too), from Linux's
-/// /proc/stat: all but idle and I/O wait (zero elsewhere).
-fn machine_busy() -> Duration {
+/// The machine's CPU time (every process, the database server's too) from Linux's /proc/stat,
+/// in clock ticks: user (with nice), system (with interrupts), idle, I/O wait and steal (zeros
+/// elsewhere).
+fn machine_ticks() -> [u64; 5] {
     let Ok(stat) = std::fs::read_to_string("/proc/stat") else {
-        return Duration::ZERO;
+        return [0; 5];
     };
     let Some(line) = stat.lines().find(|l| l.starts_with("cpu ")) else {
-        return Duration::ZERO;
+        return [0; 5];
     };
-    let ticks: Vec<u64> = line
+    let t: Vec<u64> = line
         .split_whitespace()
         .skip(1)
         .filter_map(|f| f.parse().ok())
+        .chain(std::iter::repeat(0))
+        .take(8)
         .collect();
     // user nice system idle iowait irq softirq steal (guest time is counted in user).
-    let busy: u64 = ticks
-        .iter()
-        .take(8)
-        .enumerate()
-        .filter(|&(i, _)| i != 3 && i != 4)
-        .map(|(_, t)| t)
-        .sum();
-    Duration::from_millis(busy * 10)
+    [t[0] + t[1], t[2] + t[5] + t[6], t[3], t[4], t[7]]
 }
 
 /// The CPU time each thread name gained since `before`.
@@ -143,8 +139,8 @@ struct Measured {
     /// CPU time by thread name.
     cpu: BTreeMap<String, Duration>,
     latencies: Vec<Duration>,
-    /// The machine's busy CPU time while timed.
-    busy: Duration,
+    /// The machine's CPU ticks while timed ([`machine_ticks`]).
+    ticks: [u64; 5],
 }
 
 /// With `ROUTE_BENCH_PERF` naming the control FIFO of `perf record --control fifo:… -D -1`,
@@ -184,14 +180,14 @@ async fn run<S: Store>(
         wall: Duration::ZERO,
         cpu: BTreeMap::new(),
         latencies: Vec::with_capacity(events),
-        busy: Duration::ZERO,
+        ticks: [0; 5],
     };
     let mut k = 0;
     while k < events {
         let batch: Vec<Event> = (k..(k + BATCH).min(events)).map(event).collect();
         // One batch touches distinct waits; each event takes exactly one.
         let cpu = thread_cpu();
-        let busy = machine_busy();
+        let ticks = machine_ticks();
         profile("enable");
         let wall = Instant::now();
         let mut running = JoinSet::new();
@@ -213,7 +209,9 @@ async fn run<S: Store>(
         }
         m.wall += wall.elapsed();
         profile("disable");
-        m.busy += machine_busy().saturating_sub(busy);
+        for (sum, (after, before)) in m.ticks.iter_mut().zip(machine_ticks().iter().zip(ticks)) {
+            *sum += after.saturating_sub(before);
+        }
         cpu_since(&cpu, &mut m.cpu);
         if local {
             assert_eq!(first.armed(), WAITS - batch.len());
@@ -255,9 +253,19 @@ fn report(name: &str, mut m: Measured) {
         .map(|(name, d)| format!("{name} {:.1} µs", d.as_secs_f64() * 1e6 / n as f64))
         .collect();
     println!("  CPU per event by thread: {}", threads.join(", "));
+    // The clock ticks 100 times a second on Linux.
+    let [user, system, idle, iowait, steal] = m.ticks;
+    let busy = user + system + steal;
+    let all = (busy + idle + iowait).max(1);
     println!(
-        "  the machine's busy CPU per event (every process): {:.1} µs",
-        m.busy.as_secs_f64() * 1e6 / n as f64
+        "  the machine's busy CPU per event (every process): {:.1} µs \
+         (user {}%, system {}%, idle {}%, I/O wait {}%, steal {}% of the time timed)",
+        (busy * 10_000) as f64 / n as f64,
+        user * 100 / all,
+        system * 100 / all,
+        idle * 100 / all,
+        iowait * 100 / all,
+        steal * 100 / all
     );
 }
 

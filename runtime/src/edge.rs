@@ -7,13 +7,13 @@
 //! (tasks, or edges sharing one database) may call [`Runtime::route`] for the same event at once:
 //! a wait gets one event, and an event goes to one wait of a job.
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::sync::{Arc, RwLock, Weak};
 use std::time::Duration;
 
 use ozcheck_analyzer::check::EnvKind;
 use serde_json::{Value, json};
-use tokio::sync::broadcast;
+use tokio::sync::{broadcast, oneshot};
 
 use crate::clock::{Clock, DAY, Timestamp};
 use crate::config::Config;
@@ -56,6 +56,14 @@ impl Setup {
     }
 }
 
+/// What the first stage of a grouped delivery hands back ([`Runtime::ingest`]).
+struct Receipt {
+    /// The answer to the delivery once its event is routed (`None`: a duplicate).
+    answer: Option<StoredEvent>,
+    /// The event still to route, and where the second stage says it was.
+    routing: Option<(StoredEvent, oneshot::Receiver<Result<(), StoreError>>)>,
+}
+
 /// The reference runtime on one store. Share it in an `Arc`; every method may run concurrently.
 pub struct Runtime<S: Store> {
     store: Arc<S>,
@@ -64,8 +72,10 @@ pub struct Runtime<S: Store> {
     routes: Routes,
     signals: broadcast::Sender<WaitClosed>,
     log: LogRing,
-    /// Deliveries waiting to go to the store together ([`Store::group_size`]).
-    group: Arc<Group<Event, Result<Option<StoredEvent>, StoreError>>>,
+    /// Deliveries waiting to be retained together ([`Store::group_size`]).
+    receiving: Arc<Group<Event, Result<Receipt, StoreError>>>,
+    /// Retained events waiting to be routed together.
+    routing: Arc<Group<StoredEvent, Result<(), StoreError>>>,
     /// This runtime, for the task that runs those batches.
     me: Weak<Self>,
 }
@@ -97,7 +107,8 @@ impl<S: Store> Runtime<S> {
             routes: Routes::new(routing),
             signals,
             log: LogRing::default(),
-            group: Arc::default(),
+            receiving: Arc::default(),
+            routing: Arc::default(),
             me: me.clone(),
         });
         for line in rt.config().warnings() {
@@ -434,48 +445,133 @@ impl<S: Store> Runtime<S> {
     /// Takes an event that a source's function produced: retains it (once per identity) with
     /// its `event.received` record, routes it to waits and triggers, and marks it routed.
     /// Returns `None` for a duplicate; a duplicate whose first router died before it finished is
-    /// routed now. On a store that takes deliveries in groups, the events that arrive while a
-    /// group is in the store go in the next group together (`crate::group`, on a task of its
-    /// own): one transaction retains them all, and one more routes them all.
+    /// routed now.
+    ///
+    /// On a store that takes deliveries in groups, deliveries go through two stages, each a
+    /// [`Group`] on a task of its own: the events that arrive while a group is being retained
+    /// are retained together in the next transaction, and the events retained wait likewise to
+    /// be routed together in one more. The two stages overlap: while one group is routed, the
+    /// next is retained. A delivery is answered once its event is routed.
     pub async fn ingest(&self, event: &Event) -> Result<Option<StoredEvent>, StoreError> {
         let max = self.store.group_size();
         if let (true, Some(me)) = (max > 1, self.me.upgrade()) {
-            let grouped = self
-                .group
+            let receipt = self
+                .receiving
                 .run(event.clone(), max, move |events: Vec<Event>| {
                     let me = me.clone();
-                    async move {
-                        match me.ingest_all(&events).await {
-                            Ok(answers) => answers.into_iter().map(Ok).collect(),
-                            Err(e) => events
-                                .iter()
-                                .map(|_| Err(StoreError(e.0.clone())))
-                                .collect(),
-                        }
-                    }
+                    async move { me.receive_stage(events, max).await }
                 })
                 .await;
-            if let Some(answer) = grouped {
-                return answer;
+            match receipt {
+                Some(Ok(Receipt {
+                    answer,
+                    routing: None,
+                })) => return Ok(answer),
+                Some(Ok(Receipt {
+                    answer,
+                    routing: Some((stored, routed)),
+                })) => {
+                    return match routed.await {
+                        Ok(result) => result.map(|()| answer),
+                        // Its routing batch ended unanswered: routed alone.
+                        Err(_) => self.route_received(vec![stored]).await.map(|()| answer),
+                    };
+                }
+                Some(Err(e)) => return Err(e),
+                None => {}
             }
         }
         let mut answers = self.ingest_all(std::slice::from_ref(event)).await?;
         Ok(answers.pop().flatten())
     }
 
-    /// [`Runtime::ingest`] for several events at once; one answer per event, in order. An
-    /// identity given twice is one event: the second is answered as a duplicate.
+    /// The first stage of a grouped [`Runtime::ingest`]: retains `events` in one transaction
+    /// and queues those to route for the second stage. One receipt per event, in order.
+    async fn receive_stage(
+        &self,
+        events: Vec<Event>,
+        max: usize,
+    ) -> Vec<Result<Receipt, StoreError>> {
+        let received = match self.receive_all(&events).await {
+            Ok(received) => received,
+            Err(e) => {
+                return events
+                    .iter()
+                    .map(|_| Err(StoreError(e.0.clone())))
+                    .collect();
+            }
+        };
+        // Queued in sequence order: a routing batch may take only the first of them (the
+        // queue holds earlier ones too), and the rest must not overtake them.
+        let mut order: Vec<usize> = (0..received.len())
+            .filter(|&i| received[i].1.is_some())
+            .collect();
+        order.sort_by_key(|&i| received[i].1.as_ref().map(|stored| stored.seq));
+        let to_route: Vec<StoredEvent> = order
+            .iter()
+            .filter_map(|&i| received[i].1.clone())
+            .collect();
+        let routed = match self.me.upgrade() {
+            Some(me) => self
+                .routing
+                .submit(to_route, max, move |stored: Vec<StoredEvent>| {
+                    let me = me.clone();
+                    async move {
+                        let n = stored.len();
+                        match me.route_received(stored).await {
+                            Ok(()) => (0..n).map(|_| Ok(())).collect(),
+                            Err(e) => (0..n).map(|_| Err(StoreError(e.0.clone()))).collect(),
+                        }
+                    }
+                }),
+            // The runtime is going away; its callers route alone (and fail with it).
+            None => Vec::new(),
+        };
+        let mut routed_of: HashMap<usize, oneshot::Receiver<_>> =
+            order.into_iter().zip(routed).collect();
+        received
+            .into_iter()
+            .enumerate()
+            .map(|(i, (answer, route))| {
+                let routing = route.map(|stored| {
+                    let rx = routed_of.remove(&i).unwrap_or_else(|| oneshot::channel().1);
+                    (stored, rx)
+                });
+                Ok(Receipt { answer, routing })
+            })
+            .collect()
+    }
+
+    /// [`Runtime::ingest`] for several events at once, in one store transaction to retain them
+    /// and one more to route them; one answer per event, in order.
     async fn ingest_all(&self, events: &[Event]) -> Result<Vec<Option<StoredEvent>>, StoreError> {
+        let received = self.receive_all(events).await?;
+        self.route_received(received.iter().filter_map(|r| r.1.clone()).collect())
+            .await?;
+        Ok(received.into_iter().map(|r| r.0).collect())
+    }
+
+    /// Retains `events` with their `event.received` records in one store transaction. For each
+    /// event, in order: the answer to its delivery (`None`: a duplicate), and the event to route
+    /// if it is not routed yet. An identity given twice is one event: the second is answered
+    /// as a duplicate.
+    async fn receive_all(
+        &self,
+        events: &[Event],
+    ) -> Result<Vec<(Option<StoredEvent>, Option<StoredEvent>)>, StoreError> {
         let now = self.now();
-        let mut seen: HashSet<(&str, &str)> = HashSet::new();
         let mut distinct: Vec<Event> = Vec::with_capacity(events.len());
-        let mut place: Vec<Option<usize>> = Vec::with_capacity(events.len());
+        // For each event, the distinct event it is, and whether it came first.
+        let mut place: Vec<(usize, bool)> = Vec::with_capacity(events.len());
+        let mut first: HashMap<(&str, &str), usize> = HashMap::new();
         for event in events {
-            if seen.insert((event.source.as_str(), event.id.as_str())) {
-                place.push(Some(distinct.len()));
-                distinct.push(event.clone());
+            let key = (event.source.as_str(), event.id.as_str());
+            if let Some(&i) = first.get(&key) {
+                place.push((i, false));
             } else {
-                place.push(None);
+                first.insert(key, distinct.len());
+                place.push((distinct.len(), true));
+                distinct.push(event.clone());
             }
         }
         let audits: Vec<AuditRecord> = distinct
@@ -487,28 +583,36 @@ impl<S: Store> Runtime<S> {
                              "action": event.action, "subject": event.subject}),
             })
             .collect();
-        let received = self.store.receive_many(&distinct, &audits, now).await?;
-        let mut answers = Vec::with_capacity(received.len());
-        let mut to_route = Vec::new();
-        for received in received {
-            match received {
-                Received::New(stored) => {
-                    answers.push(Some(stored.clone()));
-                    to_route.push(stored);
-                }
+        let received: Vec<(Option<StoredEvent>, Option<StoredEvent>)> = self
+            .store
+            .receive_many(&distinct, &audits, now)
+            .await?
+            .into_iter()
+            .map(|received| match received {
+                Received::New(stored) => (Some(stored.clone()), Some(stored)),
                 Received::Known {
                     stored,
                     routed: false,
-                } => {
-                    answers.push(None);
-                    to_route.push(stored);
-                }
-                Received::Known { routed: true, .. } => answers.push(None),
-            }
-        }
-        // In arrival order, as one after another would route them: runs of events no trigger
-        // watches in one transaction, the others each with their fires.
+                } => (None, Some(stored)),
+                Received::Known { routed: true, .. } => (None, None),
+            })
+            .collect();
+        // A second delivery in the batch is a duplicate, answered once the event is routed.
+        Ok(place
+            .into_iter()
+            .map(|(i, first)| {
+                let (answer, route) = received[i].clone();
+                (answer.filter(|_| first), route)
+            })
+            .collect())
+    }
+
+    /// Routes retained events and marks them routed, in sequence order (an event given twice
+    /// is routed once): runs of events no trigger watches in one transaction, the others each
+    /// with their fires.
+    async fn route_received(&self, mut to_route: Vec<StoredEvent>) -> Result<(), StoreError> {
         to_route.sort_by_key(|stored| stored.seq);
+        to_route.dedup_by_key(|stored| stored.seq);
         let mut plain = Vec::new();
         for stored in to_route {
             if self.setup().triggers.watches(&stored.event.source) {
@@ -520,10 +624,7 @@ impl<S: Store> Runtime<S> {
             }
         }
         self.route_marking(&plain, true).await?;
-        Ok(place
-            .into_iter()
-            .map(|p| p.and_then(|i| answers[i].clone()))
-            .collect())
+        Ok(())
     }
 
     /// Routes a retained event to its waits and fires its triggers, then marks it routed (in

@@ -51,10 +51,35 @@ impl<T: Send + 'static, R: Send + 'static> Group<T, R> {
         W: Fn(Vec<T>) -> Fut + Send + 'static,
         Fut: Future<Output = Vec<R>> + Send + 'static,
     {
-        let (tx, rx) = oneshot::channel();
+        let answer = self.submit(vec![item], max, work).pop()?;
+        answer.await.ok()
+    }
+
+    /// Queues `items`, in order and at once, for batches of at most `max` (see [`Group::run`]),
+    /// and returns where each item's answer will come; a receiver that hears nothing (its
+    /// batch ended without answering) means the item was not done in a batch. Nobody needs to
+    /// wait for the answers: the items are done anyway. Must be called inside a tokio runtime.
+    pub(crate) fn submit<W, Fut>(
+        self: &Arc<Self>,
+        items: Vec<T>,
+        max: usize,
+        work: W,
+    ) -> Vec<oneshot::Receiver<R>>
+    where
+        W: Fn(Vec<T>) -> Fut + Send + 'static,
+        Fut: Future<Output = Vec<R>> + Send + 'static,
+    {
+        if items.is_empty() {
+            return Vec::new();
+        }
+        let mut answers = Vec::with_capacity(items.len());
         let start = {
             let mut state = self.lock();
-            state.waiting.push_back((item, tx));
+            for item in items {
+                let (tx, rx) = oneshot::channel();
+                state.waiting.push_back((item, tx));
+                answers.push(rx);
+            }
             !std::mem::replace(&mut state.running, true)
         };
         if start {
@@ -80,7 +105,7 @@ impl<T: Send + 'static, R: Send + 'static> Group<T, R> {
                 }
             });
         }
-        rx.await.ok()
+        answers
     }
 }
 
@@ -194,6 +219,37 @@ mod tests {
         let done = done.load(Ordering::SeqCst);
         assert!((41..=61).contains(&done), "{done}");
         stopped(&group).await;
+    }
+
+    /// Items submitted together are queued at once and in order, are done whether or not
+    /// anybody waits for their answers, and each answer goes to its own item.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn submitted_items_are_done_in_order_without_waiting_callers() {
+        let group = Arc::new(Group::<usize, usize>::default());
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let work = |seen: Arc<Mutex<Vec<usize>>>| {
+            move |items: Vec<usize>| {
+                let seen = seen.clone();
+                async move {
+                    tokio::time::sleep(Duration::from_millis(5)).await;
+                    seen.lock().unwrap().extend(&items);
+                    items.iter().map(|i| i + 1000).collect()
+                }
+            }
+        };
+        // Nobody waits for the first twenty: their receivers are dropped at once.
+        drop(group.submit((0..20).collect(), 6, work(seen.clone())));
+        let answers = group.submit((20..40).collect(), 6, work(seen.clone()));
+        for (i, answer) in (20..40).zip(answers) {
+            let answer = tokio::time::timeout(Duration::from_secs(5), answer)
+                .await
+                .expect("an answer")
+                .expect("answered");
+            assert_eq!(answer, i + 1000);
+        }
+        stopped(&group).await;
+        assert_eq!(*seen.lock().unwrap(), (0..40).collect::<Vec<_>>());
+        assert!(group.submit(Vec::new(), 6, work(seen.clone())).is_empty());
     }
 
     /// Work that panics ends its batch unanswered: its callers hear `None` (and run alone),
