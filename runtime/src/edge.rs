@@ -488,7 +488,7 @@ impl<S: Store> Runtime<S> {
     /// The first stage of a grouped [`Runtime::ingest`]: retains `events` in one transaction
     /// and queues those to route for the second stage. One receipt per event, in order.
     async fn receive_stage(
-        &self,
+        self: &Arc<Self>,
         events: Vec<Event>,
         max: usize,
     ) -> Vec<Result<Receipt, StoreError>> {
@@ -511,33 +511,33 @@ impl<S: Store> Runtime<S> {
             .iter()
             .filter_map(|&i| received[i].1.clone())
             .collect();
-        let routed = match self.me.upgrade() {
-            Some(me) => self
-                .routing
-                .submit(to_route, max, move |stored: Vec<StoredEvent>| {
-                    let me = me.clone();
-                    async move {
-                        let n = stored.len();
-                        match me.route_received(stored).await {
-                            Ok(()) => (0..n).map(|_| Ok(())).collect(),
-                            Err(e) => (0..n).map(|_| Err(StoreError(e.0.clone()))).collect(),
-                        }
+        let me = Arc::clone(self);
+        let routed = self
+            .routing
+            .submit(to_route, max, move |stored: Vec<StoredEvent>| {
+                let me = me.clone();
+                async move {
+                    let n = stored.len();
+                    match me.route_received(stored).await {
+                        Ok(()) => (0..n).map(|_| Ok(())).collect(),
+                        Err(e) => (0..n).map(|_| Err(StoreError(e.0.clone()))).collect(),
                     }
-                }),
-            // The runtime is going away; its callers route alone (and fail with it).
-            None => Vec::new(),
-        };
-        let mut routed_of: HashMap<usize, oneshot::Receiver<_>> =
-            order.into_iter().zip(routed).collect();
+                }
+            });
+        // Each event to route has its receiver, back in the callers' order.
+        let mut routed_of: Vec<Option<oneshot::Receiver<_>>> =
+            received.iter().map(|_| None).collect();
+        for (i, rx) in order.into_iter().zip(routed) {
+            routed_of[i] = Some(rx);
+        }
         received
             .into_iter()
-            .enumerate()
-            .map(|(i, (answer, route))| {
-                let routing = route.map(|stored| {
-                    let rx = routed_of.remove(&i).unwrap_or_else(|| oneshot::channel().1);
-                    (stored, rx)
-                });
-                Ok(Receipt { answer, routing })
+            .zip(routed_of)
+            .map(|((answer, route), rx)| {
+                Ok(Receipt {
+                    answer,
+                    routing: route.zip(rx),
+                })
             })
             .collect()
     }

@@ -11,32 +11,18 @@ use std::task::Poll;
 use std::time::Duration;
 
 use ozcheck_runtime::clock::{ManualClock, Timestamp};
-use ozcheck_runtime::config::Config;
 use ozcheck_runtime::model::{Event, WaitState};
 use ozcheck_runtime::store::{MemoryStore, PostgresStore, Store};
 use ozcheck_runtime::{JobStart, Routing, Runtime};
 use serde_json::json;
 use sqlx::Connection;
 
+mod fixtures;
 mod pg;
 
+use fixtures::{config, event};
+
 type Rt = Arc<Runtime<PostgresStore>>;
-
-fn config() -> Arc<Config> {
-    Arc::new(serde_json::from_value(json!({"sources": [{"name": "ci", "kind": "json"}]})).unwrap())
-}
-
-fn event(id: &str, subject: &str) -> Event {
-    Event {
-        source: "ci".into(),
-        id: id.into(),
-        kind: "t".into(),
-        action: String::new(),
-        subject: subject.into(),
-        text: String::new(),
-        attributes: json!({}),
-    }
-}
 
 async fn edges(url: &str, n: usize, clock: &ManualClock) -> Vec<Rt> {
     let mut out = Vec::new();

@@ -4,29 +4,16 @@
 use std::sync::Arc;
 
 use ozcheck_runtime::clock::{ManualClock, Timestamp};
-use ozcheck_runtime::config::Config;
-use ozcheck_runtime::model::{Event, WaitState};
+use ozcheck_runtime::model::WaitState;
 use ozcheck_runtime::store::{MemoryStore, SqliteStore, Store};
 use ozcheck_runtime::{JobStart, Runtime};
 use serde_json::json;
 
+mod fixtures;
+
+use fixtures::{config, event};
+
 const ROUTERS: usize = 8;
-
-fn config() -> Arc<Config> {
-    Arc::new(serde_json::from_value(json!({"sources": [{"name": "ci", "kind": "json"}]})).unwrap())
-}
-
-fn event(id: &str, subject: &str) -> Event {
-    Event {
-        source: "ci".into(),
-        id: id.into(),
-        kind: "t".into(),
-        action: String::new(),
-        subject: subject.into(),
-        text: String::new(),
-        attributes: json!({}),
-    }
-}
 
 /// One round: two jobs with two waits each on the subject (one of them on any subject), then
 /// `ROUTERS` tasks route the same retained event at once (as edges racing past the dedupe would).

@@ -14,7 +14,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use ozcheck_runtime::clock::{ManualClock, Timestamp};
-use ozcheck_runtime::config::Config;
 use ozcheck_runtime::model::{Event, StoredEvent, WaitState};
 use ozcheck_runtime::store::{PostgresStore, Store};
 use ozcheck_runtime::{JobStart, Routing, Runtime};
@@ -22,29 +21,16 @@ use serde_json::json;
 use sqlx::Connection;
 use tokio::task::JoinHandle;
 
+mod fixtures;
 mod pg;
+
+use fixtures::{config, event};
 
 type Rt = Arc<Runtime<PostgresStore>>;
 type Answer = Result<Option<StoredEvent>, String>;
 
 /// The longest any one delivery may take before it counts as hung.
 const HANG: Duration = Duration::from_secs(15);
-
-fn config() -> Arc<Config> {
-    Arc::new(serde_json::from_value(json!({"sources": [{"name": "ci", "kind": "json"}]})).unwrap())
-}
-
-fn event(id: &str, subject: &str) -> Event {
-    Event {
-        source: "ci".into(),
-        id: id.into(),
-        kind: "t".into(),
-        action: String::new(),
-        subject: subject.into(),
-        text: String::new(),
-        attributes: json!({}),
-    }
-}
 
 /// An edge sharing the database at `url`, its connections named `app` (so that a test can
 /// terminate them and no other's).
@@ -57,6 +43,13 @@ async fn edge_named(url: &str, name: &str, app: &str, clock: &ManualClock) -> Rt
     Runtime::start_with(store, Arc::new(clock.clone()), config(), &routing)
         .await
         .unwrap()
+}
+
+/// A fresh schema on the test server and the clock of the edges on it; `None` without a server
+/// (the test is skipped, and `pg::server` says so).
+async fn schema(test: &str) -> Option<(String, ManualClock)> {
+    let pg = pg::server(test)?;
+    Some((pg.fresh_url().await, ManualClock::new(Timestamp(1_000_000))))
 }
 
 async fn edge(url: &str, clock: &ManualClock) -> Rt {
@@ -279,11 +272,9 @@ impl Lcg {
 /// (Before the pipeline, a batch answered its callers after its routing transaction.)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_duplicate_in_one_batch_is_not_answered_before_its_event_is_routed() {
-    let Some(pg) = pg::server("a_duplicate_in_one_batch_is_not_answered_before") else {
+    let Some((url, clock)) = schema("a_duplicate_in_one_batch_is_not_answered_before").await else {
         return;
     };
-    let url = pg.fresh_url().await;
-    let clock = ManualClock::new(Timestamp(1_000_000));
     let rt = edge(&url, &clock).await;
     let w = job_waiting_on(&rt, "j", "s").await;
     let lock = lock_wait(&url, w).await;
@@ -327,11 +318,11 @@ async fn a_duplicate_in_one_batch_is_not_answered_before_its_event_is_routed() {
 /// Ok is routed. (A sender told 200 does not retry; the event is left to route.)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_duplicate_answered_ok_never_leaves_its_event_unrouted_when_routing_fails() {
-    let Some(pg) = pg::server("a_duplicate_answered_ok_never_leaves_its_event_unrouted") else {
+    let Some((url, clock)) =
+        schema("a_duplicate_answered_ok_never_leaves_its_event_unrouted").await
+    else {
         return;
     };
-    let url = pg.fresh_url().await;
-    let clock = ManualClock::new(Timestamp(1_000_000));
     let rt = edge(&url, &clock).await;
     let w = job_waiting_on(&rt, "j", "s").await;
     let mut lock = lock_wait(&url, w).await;
@@ -365,11 +356,9 @@ async fn a_duplicate_answered_ok_never_leaves_its_event_unrouted_when_routing_fa
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_retained_batch_split_by_stage_2_is_still_routed_in_sequence_order() {
     const GROUP: usize = 128;
-    let Some(pg) = pg::server("a_retained_batch_split_by_stage_2") else {
+    let Some((url, clock)) = schema("a_retained_batch_split_by_stage_2").await else {
         return;
     };
-    let url = pg.fresh_url().await;
-    let clock = ManualClock::new(Timestamp(1_000_000));
     let rt = edge(&url, &clock).await;
     assert_eq!(rt.store().group_size(), GROUP);
     job_waiting_on(&rt, "j", "s").await;
@@ -424,11 +413,9 @@ async fn a_retained_batch_split_by_stage_2_is_still_routed_in_sequence_order() {
 async fn pairs_under_load_on_two_edges_give_each_wait_the_first_of_its_pair() {
     const PAIRS: usize = 200;
     const ROUNDS: usize = 3;
-    let Some(pg) = pg::server("pairs_under_load_on_two_edges") else {
+    let Some((url, clock)) = schema("pairs_under_load_on_two_edges").await else {
         return;
     };
-    let url = pg.fresh_url().await;
-    let clock = ManualClock::new(Timestamp(1_000_000));
     let edges = [
         edge_named(&url, "edge-0", "ozcheck_pairs_0", &clock).await,
         edge_named(&url, "edge-1", "ozcheck_pairs_1", &clock).await,
@@ -534,11 +521,9 @@ async fn pairs_under_load_on_two_edges_give_each_wait_the_first_of_its_pair() {
 /// routed. Then one is new, the others duplicates, the wait got it, nothing is left to route.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn redeliveries_while_the_first_delivery_routes_wait_for_the_routing() {
-    let Some(pg) = pg::server("redeliveries_while_the_first_delivery_routes") else {
+    let Some((url, clock)) = schema("redeliveries_while_the_first_delivery_routes").await else {
         return;
     };
-    let url = pg.fresh_url().await;
-    let clock = ManualClock::new(Timestamp(1_000_000));
     let rt = edge(&url, &clock).await;
     let w = job_waiting_on(&rt, "j", "s").await;
     let lock = lock_wait(&url, w).await;
@@ -577,11 +562,9 @@ async fn redeliveries_while_the_first_delivery_routes_wait_for_the_routing() {
 async fn an_identity_given_many_times_is_routed_before_any_delivery_is_answered() {
     const IDS: usize = 40;
     const TIMES: usize = 12;
-    let Some(pg) = pg::server("an_identity_given_many_times_is_routed") else {
+    let Some((url, clock)) = schema("an_identity_given_many_times_is_routed").await else {
         return;
     };
-    let url = pg.fresh_url().await;
-    let clock = ManualClock::new(Timestamp(1_000_000));
     let rt = edge(&url, &clock).await;
     for i in 0..IDS {
         job_waiting_on(&rt, &format!("j{i}"), &format!("s{i}")).await;
@@ -649,11 +632,9 @@ async fn an_identity_given_many_times_is_routed_before_any_delivery_is_answered(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn callers_that_hang_up_between_the_stages_stop_nothing() {
     const N: usize = 10;
-    let Some(pg) = pg::server("callers_that_hang_up_between_the_stages") else {
+    let Some((url, clock)) = schema("callers_that_hang_up_between_the_stages").await else {
         return;
     };
-    let url = pg.fresh_url().await;
-    let clock = ManualClock::new(Timestamp(1_000_000));
     let rt = edge(&url, &clock).await;
     for i in 0..2 * N {
         job_waiting_on(&rt, &format!("j{i}"), &format!("s{i}")).await;
@@ -709,11 +690,10 @@ async fn callers_that_hang_up_between_the_stages_stop_nothing() {
 async fn callers_aborted_at_random_leave_nothing_unrouted() {
     const ROUNDS: usize = 12;
     const PER: usize = 50;
-    let Some(pg) = pg::server("callers_aborted_at_random_leave_nothing_unrouted") else {
+    let Some((url, clock)) = schema("callers_aborted_at_random_leave_nothing_unrouted").await
+    else {
         return;
     };
-    let url = pg.fresh_url().await;
-    let clock = ManualClock::new(Timestamp(1_000_000));
     let rt = edge(&url, &clock).await;
     let mut rng = Lcg(3);
     let mut ids = Vec::new();
@@ -770,11 +750,9 @@ async fn callers_aborted_at_random_leave_nothing_unrouted() {
 /// when stage 2 routes them later; a wait registered before them gets the first.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn waits_registered_while_events_wait_for_stage_2_get_the_right_one() {
-    let Some(pg) = pg::server("waits_registered_while_events_wait_for_stage_2") else {
+    let Some((url, clock)) = schema("waits_registered_while_events_wait_for_stage_2").await else {
         return;
     };
-    let url = pg.fresh_url().await;
-    let clock = ManualClock::new(Timestamp(1_000_000));
     let rt = edge(&url, &clock).await;
     for j in ["early", "back", "now"] {
         job(&rt, j).await;
@@ -832,11 +810,9 @@ async fn waits_registered_while_events_wait_for_stage_2_get_the_right_one() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_edge_that_dies_mid_pipeline_strands_no_caller_of_another() {
     const N: usize = 8;
-    let Some(pg) = pg::server("an_edge_that_dies_mid_pipeline") else {
+    let Some((url, clock)) = schema("an_edge_that_dies_mid_pipeline").await else {
         return;
     };
-    let url = pg.fresh_url().await;
-    let clock = ManualClock::new(Timestamp(1_000_000));
     let b = edge_named(&url, "edge-b", "ozcheck_die_b", &clock).await;
     for i in 0..N {
         job_waiting_on(&b, &format!("j{i}"), &format!("s{i}")).await;
@@ -908,11 +884,9 @@ async fn an_edge_that_dies_mid_pipeline_strands_no_caller_of_another() {
 /// the edge: dropping the last handle frees it, its connections with it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_idle_pipeline_lets_its_edge_go() {
-    let Some(pg) = pg::server("an_idle_pipeline_lets_its_edge_go") else {
+    let Some((url, clock)) = schema("an_idle_pipeline_lets_its_edge_go").await else {
         return;
     };
-    let url = pg.fresh_url().await;
-    let clock = ManualClock::new(Timestamp(1_000_000));
     let rt = edge(&url, &clock).await;
     let mut tasks = Vec::new();
     for i in 0..300 {
@@ -950,11 +924,9 @@ async fn an_idle_pipeline_lets_its_edge_go() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn connections_terminated_mid_pipeline_answer_every_caller() {
     const N: usize = 10;
-    let Some(pg) = pg::server("connections_terminated_mid_pipeline") else {
+    let Some((url, clock)) = schema("connections_terminated_mid_pipeline").await else {
         return;
     };
-    let url = pg.fresh_url().await;
-    let clock = ManualClock::new(Timestamp(1_000_000));
     let app = "ozcheck_pipeline_kill";
     let rt = edge_named(&url, "edge-k", app, &clock).await;
     for i in 0..N {
@@ -1028,11 +1000,9 @@ async fn connections_terminated_mid_pipeline_answer_every_caller() {
 /// stage 2 is routed and answered when it moves again; the good ones, delivered again, are new.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_row_the_database_refuses_fails_its_batch_only_and_strands_nobody() {
-    let Some(pg) = pg::server("a_row_the_database_refuses_fails_its_batch_only") else {
+    let Some((url, clock)) = schema("a_row_the_database_refuses_fails_its_batch_only").await else {
         return;
     };
-    let url = pg.fresh_url().await;
-    let clock = ManualClock::new(Timestamp(1_000_000));
     let rt = edge(&url, &clock).await;
     for i in 0..5 {
         job_waiting_on(&rt, &format!("j{i}"), &format!("s{i}")).await;
@@ -1089,11 +1059,9 @@ async fn a_row_the_database_refuses_fails_its_batch_only_and_strands_nobody() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn closing_the_store_mid_pipeline_answers_every_caller() {
     const N: usize = 6;
-    let Some(pg) = pg::server("closing_the_store_mid_pipeline") else {
+    let Some((url, clock)) = schema("closing_the_store_mid_pipeline").await else {
         return;
     };
-    let url = pg.fresh_url().await;
-    let clock = ManualClock::new(Timestamp(1_000_000));
     let rt = edge(&url, &clock).await;
     for i in 0..N {
         job_waiting_on(&rt, &format!("j{i}"), &format!("s{i}")).await;

@@ -7,8 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use ozcheck_runtime::clock::{Clock, ManualClock, Timestamp};
-use ozcheck_runtime::config::Config;
-use ozcheck_runtime::model::{AuditRecord, Event, Fire, FireState, Job, WaitState};
+use ozcheck_runtime::model::{AuditRecord, Fire, FireState, Job, WaitState};
 use ozcheck_runtime::routes::LEASE_TERM;
 use ozcheck_runtime::store::{FireLimit, FireOutcome, PostgresStore, Store};
 use ozcheck_runtime::{JobStart, Routing, Runtime};
@@ -16,26 +15,13 @@ use serde_json::json;
 use sqlx::Connection;
 
 mod contract;
+mod fixtures;
 mod pg;
+
+use fixtures::{config, event};
 
 /// Rounds of the routing race: two jobs and one event each.
 const ROUNDS: usize = 40;
-
-fn config() -> Arc<Config> {
-    Arc::new(serde_json::from_value(json!({"sources": [{"name": "ci", "kind": "json"}]})).unwrap())
-}
-
-fn event(id: &str, subject: &str) -> Event {
-    Event {
-        source: "ci".into(),
-        id: id.into(),
-        kind: "t".into(),
-        action: String::new(),
-        subject: subject.into(),
-        text: String::new(),
-        attributes: json!({}),
-    }
-}
 
 /// `n` edges on the schema at `url`, each with its own pool, on one clock.
 async fn edges(url: &str, n: usize, clock: &ManualClock) -> Vec<Arc<Runtime<PostgresStore>>> {
