@@ -3,7 +3,8 @@
 //! attacker would try it: duplicates answered before their event is routed, batches of the two
 //! stages that do not line up, redeliveries while the first delivery is routing, callers that
 //! hang up between the stages, waits registered while events are in flight, an edge that dies
-//! with batches in flight, connections terminated and rows the database refuses in the middle.
+//! with batches in flight, connections terminated and rows the database refuses in the middle;
+//! and the order routing takes its locks in.
 //!
 //! The stages are held still from outside, so that what is asserted does not depend on timing:
 //! a wait row locked `FOR UPDATE` holds stage 2 (routing locks its candidate waits), and an
@@ -1115,4 +1116,74 @@ async fn closing_the_store_mid_pipeline_answers_every_caller() {
         "answered Ok but left to route: {lost:?} (Ok: {ok:?})"
     );
     reader.close().await;
+}
+
+/// Routing takes its locks in the order every routing transaction takes them: its candidate
+/// waits, then their jobs (two routers that took them in different orders could deadlock).
+/// The job's row is locked from outside, so routing stops at the job; by then it must hold
+/// the wait, which another transaction then cannot lock (`NOWAIT` fails). A router that asked
+/// for the job first would stop before it locked the wait.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn routing_holds_its_candidate_waits_before_it_asks_for_their_jobs() {
+    let Some((url, clock)) = schema("routing_holds_its_candidate_waits_before").await else {
+        return;
+    };
+    let rt = edge(&url, &clock).await;
+    let seq = job_waiting_on(&rt, "j", "s").await;
+    let mut job_lock = connect(&url).await;
+    sqlx::raw_sql("BEGIN").execute(&mut job_lock).await.unwrap();
+    sqlx::query("SELECT 1 FROM jobs WHERE id = 'j' FOR UPDATE")
+        .execute(&mut job_lock)
+        .await
+        .unwrap();
+    let holder = backend_pid(&mut job_lock).await;
+    let task = spawn_ingest(&rt, event("e", "s"));
+
+    // Until a server process of the edge waits for the job's lock.
+    let mut probe = connect(&url).await;
+    let waited = tokio::time::timeout(HANG, async {
+        loop {
+            let blocked: i64 = sqlx::query_scalar(
+                "SELECT count(*) FROM pg_stat_activity WHERE $1::int = ANY(pg_blocking_pids(pid))",
+            )
+            .bind(holder)
+            .fetch_one(&mut probe)
+            .await
+            .unwrap();
+            if blocked > 0 {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await;
+    assert!(waited.is_ok(), "routing never waited for the job's row");
+    assert!(!task.is_finished(), "e is routing, behind the job's lock");
+
+    sqlx::raw_sql("BEGIN").execute(&mut probe).await.unwrap();
+    let taken = sqlx::query("SELECT 1 FROM waits WHERE seq = $1 FOR UPDATE NOWAIT")
+        .bind(seq)
+        .execute(&mut probe)
+        .await;
+    let code = taken
+        .as_ref()
+        .err()
+        .and_then(|e| e.as_database_error())
+        .and_then(|e| e.code().map(std::borrow::Cow::into_owned));
+    assert_eq!(
+        code.as_deref(),
+        Some("55P03"),
+        "while routing waits for the job, its candidate wait is locked by it: {taken:?}"
+    );
+    end_tx(probe, "ROLLBACK").await;
+
+    release(job_lock).await;
+    let routed = answer(task, "e").await.unwrap();
+    assert!(routed.is_some(), "e is new");
+    let wait = rt.store().wait_by_seq(seq).await.unwrap().unwrap();
+    assert_eq!(
+        wait.state,
+        WaitState::Matched,
+        "the wait got e once the job was free"
+    );
 }

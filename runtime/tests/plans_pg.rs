@@ -2,7 +2,8 @@
 //! about the tables. The statements join arrays of keys to the tables; when the statistics said
 //! that few waits were open (taken before a burst of registrations, and not yet taken again),
 //! the planner answered the join by reading every open wait, twice per batch, and the events
-//! by a sequential scan. The statements now reach the rows through their keys only.
+//! by a sequential scan; a ledger grown since its statistics were taken was read whole by a
+//! semi-join of the keys. The statements now reach the rows through their keys only.
 //!
 //! The rows read are the tables' `seq_tup_read + idx_tup_fetch` in `pg_stat_user_tables`,
 //! which a server process adds to when it exits: the edges are closed, and their processes
@@ -28,9 +29,9 @@ type Rt = Arc<Runtime<PostgresStore>>;
 const ROUTED: usize = 200;
 /// Rows of each large table (jobs, waits, events) beside those of the routed events.
 const FILLER: usize = 20_000;
-/// Rows a routed event may read on the waits and events tables together (its candidates, the
-/// locks, the closing, the event's own row), with room to spare: routing reads 4, and the
-/// check of the matches below 1 more.
+/// Rows a routed event may read on the waits, events and ledger tables together (its
+/// candidates, the locks, the closing, the event's own row, its jobs' ledger rows), with room
+/// to spare: routing reads 4, and the check of the matches below 1 more.
 const ROWS_PER_EVENT: i64 = 25;
 
 async fn edge(url: &str, clock: &ManualClock) -> Rt {
@@ -66,7 +67,7 @@ async fn close(rt: Rt, admin: &mut PgConnection, app: &str) {
     panic!("the edge's server processes did not exit");
 }
 
-/// Rows read so far on the waits and events tables, as the statistics count them (sequential
+/// Rows read so far on the waits, events and ledger tables, as the statistics count them (sequential
 /// scans and index fetches). The planner may read a smaller table whole when its statistics,
 /// true here, say that is cheaper: the events still to route, or the jobs when a batch locks
 /// many of them.
@@ -78,7 +79,7 @@ async fn rows_read(admin: &mut PgConnection) -> Vec<(String, i64, i64)> {
     sqlx::query_as(
         "SELECT relname::text, COALESCE(seq_tup_read, 0), COALESCE(idx_tup_fetch, 0) \
          FROM pg_stat_user_tables WHERE schemaname = current_schema() \
-         AND relname IN ('waits', 'events') ORDER BY relname",
+         AND relname IN ('waits', 'events', 'job_events') ORDER BY relname",
     )
     .fetch_all(&mut *admin)
     .await
@@ -165,6 +166,14 @@ async fn routing_reads_rows_in_proportion_to_its_batch_even_when_the_statistics_
          ANALYZE jobs, waits, events, unrouted, job_events, audit; \
          UPDATE waits SET state = 'open'",
     )
+    .execute(&mut admin)
+    .await
+    .unwrap();
+    // And a ledger that grew after its statistics were taken (when it was empty).
+    sqlx::raw_sql(AssertSqlSafe(format!(
+        "INSERT INTO job_events (job_id, event_source, event_id, wait_seq) \
+           SELECT 'f' || g, 'ci', 'f' || g, g FROM generate_series(1, {FILLER}) AS g"
+    )))
     .execute(&mut admin)
     .await
     .unwrap();

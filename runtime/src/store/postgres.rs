@@ -17,7 +17,7 @@ use sqlx::migrate::Migrator;
 use sqlx::postgres::{PgConnectOptions, PgConnection, PgPool, PgPoolOptions, PgRow};
 use sqlx::{Connection, Postgres};
 
-use super::rows::{Backend, Claims, Closing};
+use super::rows::{Backend, Claims, Closing, RoutingReads};
 use super::sql::{EventSql, SqlRead, SqlTx, columns, sql_rows};
 use super::{StoreError, StoreResult};
 use crate::clock::Timestamp;
@@ -211,6 +211,19 @@ impl Backend for PostgresStore {
     async fn read(&self) -> StoreResult<PostgresRead> {
         Ok(SqlRead(self.pool.acquire().await?))
     }
+
+    /// One statement outside a transaction block: the server runs it as a transaction of its
+    /// own and commits it (the WAL flushed) before it answers. `BEGIN` and `COMMIT` would be
+    /// two more round trips.
+    async fn insert_events_committed(
+        &self,
+        events: &[&Event],
+        records: &[&AuditRecord],
+        received_at: Timestamp,
+    ) -> StoreResult<Vec<Option<i64>>> {
+        let mut conn = self.pool.acquire().await?;
+        sets::insert_events(&mut conn, events, records, received_at).await
+    }
 }
 
 /// The events' sequence remembers the highest value it gave, even after a purge (and also
@@ -269,6 +282,14 @@ sql_rows!(
         async fn ledger_holds(&mut self, keys: &[(&str, (&str, &str))]) -> StoreResult<Vec<bool>> {
             sets::ledger_holds(self.conn(), keys).await
         }
+        async fn lock_for_routing(
+            &mut self,
+            seqs: &[i64],
+            jobs: &[&str],
+            keys: &[(&str, (&str, &str))],
+        ) -> StoreResult<RoutingReads> {
+            sets::lock_for_routing(self.conn(), seqs, jobs, keys).await
+        }
         async fn write_claims(&mut self, claims: Claims<'_>) -> StoreResult<bool> {
             let (added, closed) = sets::write_claims(self.conn(), claims).await?;
             if added != claims.ledgers.len() as u64 {
@@ -322,7 +343,7 @@ sql_rows!(
 /// events by sequence, jobs by id, new keys sorted), so two edges' batches wait for each other
 /// instead of deadlocking.
 mod sets {
-    use std::collections::HashMap;
+    use std::collections::{HashMap, HashSet};
     use std::sync::LazyLock;
 
     use sqlx::postgres::PgConnection;
@@ -330,28 +351,28 @@ mod sets {
 
     use crate::clock::Timestamp;
     use crate::model::{AuditRecord, Event, Job, Wait, WaitState};
-    use crate::store::rows::Claims;
+    use crate::store::rows::{Claims, RoutingReads};
     use crate::store::sql::{
         WAIT_COLUMNS, event_data_column, job_from_row, wait_from_row, wait_state_from_row,
     };
     use crate::store::{StoreError, StoreResult};
 
-    /// The candidates of events by `(source, subject, type)`: the keys are grouped by source and
-    /// subject, and the waits read are those whose `types` is NULL (any type) or holds the text
-    /// of one of the group's types as JSON (`$3`, written by the serializer that wrote the
-    /// column): every wait that takes a type, and rarely one that does not, which the caller's
-    /// exact check drops. The column is not parsed as `jsonb`: a type it cannot hold (`\u0000`)
-    /// would fail the statement, and with it every event of the source. `OFFSET 0` keeps the
-    /// lookup by subject a subquery run once per key: pulled up into a join, the planner could
-    /// answer it by reading every open wait and hashing (`tests/plans_pg.rs`).
+    /// The candidates of events by `(source, subject, type)`, the keys distinct: for each key,
+    /// the open waits on its subject whose `types` is NULL (any type) or holds the key's type
+    /// as JSON text (`$3`, written by the serializer that wrote the column), and the open waits
+    /// on any subject of the keys' sources that take one of the types. That is every wait that
+    /// takes a type, and rarely one that does not, which the caller's exact check drops. The
+    /// column is not parsed as `jsonb`: a type it cannot hold (`\u0000`) would fail the
+    /// statement, and with it every event of the source. `OFFSET 0` keeps the lookup by
+    /// subject a subquery run once per key: pulled up into a join, the planner could answer it
+    /// by reading every open wait and hashing (`tests/plans_pg.rs`). A wait that takes several
+    /// of the keys' types comes back once for each; the caller keeps one.
     static OPEN_WAITS_ON: LazyLock<String> = LazyLock::new(|| {
         format!(
-            "SELECT w.* FROM (SELECT ks, kj, array_agg(DISTINCT kt) AS kts \
-             FROM unnest($1::text[], $2::text[], $3::text[]) AS u(ks, kj, kt) GROUP BY ks, kj) AS k \
+            "SELECT w.* FROM unnest($1::text[], $2::text[], $3::text[]) AS k(ks, kj, kt) \
              CROSS JOIN LATERAL (SELECT {WAIT_COLUMNS} FROM waits \
              WHERE state = 'open' AND source = k.ks AND subject = k.kj \
-             AND (types IS NULL OR EXISTS (SELECT 1 FROM unnest(k.kts) AS t(kt) \
-             WHERE strpos(types, t.kt) > 0)) OFFSET 0) AS w \
+             AND (types IS NULL OR strpos(types, k.kt) > 0) OFFSET 0) AS w \
              UNION ALL \
              SELECT {WAIT_COLUMNS} FROM waits \
              WHERE state = 'open' AND subject IS NULL AND source = ANY($1) \
@@ -367,24 +388,35 @@ mod sets {
         if keys.is_empty() {
             return Ok(Vec::new());
         }
-        let sources: Vec<&str> = keys.iter().map(|k| k.0).collect();
-        let subjects: Vec<&str> = keys.iter().map(|k| k.1).collect();
         // A type as the serializer writes it inside the `types` column's array.
         let kinds = keys
             .iter()
             .map(|k| serde_json::to_string(k.2))
             .collect::<Result<Vec<String>, _>>()
             .map_err(|e| StoreError(format!("a type as JSON: {e}")))?;
+        let mut distinct: HashSet<(&str, &str, &str)> = HashSet::with_capacity(keys.len());
+        let (mut sources, mut subjects, mut types) = (Vec::new(), Vec::new(), Vec::new());
+        for (key, kind) in keys.iter().zip(&kinds) {
+            if distinct.insert((key.0, key.1, kind)) {
+                sources.push(key.0);
+                subjects.push(key.1);
+                types.push(kind.as_str());
+            }
+        }
         let rows = sqlx::query(AssertSqlSafe(OPEN_WAITS_ON.as_str()))
             .bind(&sources)
             .bind(&subjects)
-            .bind(&kinds)
+            .bind(&types)
             .fetch_all(conn)
             .await?;
-        let decoded = rows
-            .iter()
-            .map(wait_from_row)
-            .collect::<StoreResult<Vec<Wait>>>()?;
+        let mut decoded: Vec<Wait> = Vec::with_capacity(rows.len());
+        let mut seen: HashSet<i64> = HashSet::with_capacity(rows.len());
+        for row in &rows {
+            let wait = wait_from_row(row)?;
+            if seen.insert(wait.seq) {
+                decoded.push(wait);
+            }
+        }
         let mut on: HashMap<(&str, &str), Vec<&Wait>> = HashMap::new();
         let mut any: HashMap<&str, Vec<&Wait>> = HashMap::new();
         for wait in &decoded {
@@ -477,6 +509,68 @@ mod sets {
             *slot = true;
         }
         Ok(held)
+    }
+
+    /// The reads of a routing transaction in one statement: the waits locked in sequence
+    /// order, then the jobs in id order, then the ledger keys held. Each later part waits for
+    /// the one before (a one-time condition on it), so the locks are taken in the order every
+    /// other transaction takes them. Each ledger key is a lookup of its own (`LIMIT 1`): as a
+    /// semi-join, the planner hashed the keys and read the whole ledger. The ledger is read
+    /// with the statement's snapshot, from
+    /// before any lock it waited for; a ledger row committed meanwhile makes the claims'
+    /// insert find it (`Rows::lock_for_routing`).
+    pub(super) async fn lock_for_routing(
+        conn: &mut PgConnection,
+        seqs: &[i64],
+        jobs: &[&str],
+        keys: &[(&str, (&str, &str))],
+    ) -> StoreResult<RoutingReads> {
+        let k_jobs: Vec<&str> = keys.iter().map(|k| k.0).collect();
+        let k_sources: Vec<&str> = keys.iter().map(|k| k.1.0).collect();
+        let k_ids: Vec<&str> = keys.iter().map(|k| k.1.1).collect();
+        let row = sqlx::query(
+            "WITH w AS (SELECT seq, state FROM waits WHERE seq = ANY($1) ORDER BY seq FOR UPDATE), \
+             j AS (SELECT id FROM jobs WHERE id = ANY($2) AND (SELECT count(*) FROM w) >= 0 \
+               ORDER BY id FOR NO KEY UPDATE) \
+             SELECT ARRAY(SELECT seq FROM w ORDER BY seq) AS seqs, \
+             ARRAY(SELECT state FROM w ORDER BY seq) AS states, \
+             ARRAY(SELECT k.n FROM unnest($3::text[], $4::text[], $5::text[]) WITH ORDINALITY \
+               AS k(j, s, e, n) CROSS JOIN LATERAL (SELECT 1 FROM job_events \
+               WHERE job_id = k.j AND event_source = k.s AND event_id = k.e LIMIT 1) AS l \
+               WHERE (SELECT count(*) FROM j) >= 0) AS held",
+        )
+        .bind(seqs)
+        .bind(jobs)
+        .bind(&k_jobs)
+        .bind(&k_sources)
+        .bind(&k_ids)
+        .fetch_one(conn)
+        .await?;
+        let locked: Vec<i64> = row.try_get("seqs")?;
+        let states: Vec<String> = row.try_get("states")?;
+        if locked.len() != states.len() {
+            return Err(StoreError(
+                "the waits locked and their states differ in number".into(),
+            ));
+        }
+        let states = locked
+            .into_iter()
+            .zip(states)
+            .map(|(seq, state)| {
+                WaitState::parse(&state)
+                    .map(|state| (seq, state))
+                    .ok_or_else(|| StoreError(format!("wait {seq} has the state {state:?}")))
+            })
+            .collect::<StoreResult<Vec<_>>>()?;
+        let mut held = vec![false; keys.len()];
+        for n in row.try_get::<Vec<i64>, _>("held")? {
+            let slot = usize::try_from(n - 1)
+                .ok()
+                .and_then(|i| held.get_mut(i))
+                .ok_or_else(|| StoreError(format!("the ledger answered for key {n}")))?;
+            *slot = true;
+        }
+        Ok((states, held))
     }
 
     /// No writes: the base of a [`Claims`] with one kind of row.

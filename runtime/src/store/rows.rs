@@ -36,7 +36,32 @@ pub trait Backend: Send + Sync + 'static {
     fn begin(&self) -> impl Future<Output = StoreResult<Self::Tx<'_>>> + Send;
     /// Opens a read view.
     fn read(&self) -> impl Future<Output = StoreResult<Self::Read<'_>>> + Send;
+
+    /// Adds events with their records ([`Rows::insert_events_recorded`]) as a transaction of
+    /// their own, committed when this returns. A backend whose statement for it is one
+    /// statement may run it alone (`PostgreSQL`: the server commits it, one round trip instead
+    /// of three).
+    fn insert_events_committed(
+        &self,
+        events: &[&Event],
+        records: &[&AuditRecord],
+        received_at: Timestamp,
+    ) -> impl Future<Output = StoreResult<Vec<Option<i64>>>> + Send {
+        async move {
+            let mut tx = self.begin().await?;
+            let seqs = tx
+                .insert_events_recorded(events, records, received_at)
+                .await?;
+            tx.commit().await?;
+            Ok(seqs)
+        }
+    }
 }
+
+/// What a routing transaction reads before it decides ([`Rows::lock_for_routing`]): the
+/// `(seq, state)` of each candidate wait that exists, and for each ledger key whether it is
+/// held.
+pub type RoutingReads = (Vec<(i64, WaitState)>, Vec<bool>);
 
 /// How a wait leaves `open`.
 #[derive(Clone, Copy, Debug)]
@@ -346,6 +371,26 @@ pub trait Rows: ReadRows {
                 out.push(self.in_ledger(job, *event).await?);
             }
             Ok(out)
+        }
+    }
+    /// What a routing transaction reads before it decides, in this order: the states of the
+    /// waits `seqs` ([`Rows::lock_waits`]), the jobs `jobs` held ([`Rows::lock_jobs`]), and
+    /// for each `(job, event)` of `keys` whether the job's ledger holds the event
+    /// ([`Rows::ledger_holds`]). A backend may read the three at once (`PostgreSQL`: one
+    /// statement, one round trip) as long as it takes the locks in this order. Its ledger read
+    /// may then come from before a lock it waited for; a ledger row committed meanwhile is
+    /// found by [`Rows::write_claims`], and the caller's next round reads it.
+    fn lock_for_routing(
+        &mut self,
+        seqs: &[i64],
+        jobs: &[&str],
+        keys: &[(&str, (&str, &str))],
+    ) -> impl Future<Output = StoreResult<RoutingReads>> + Send {
+        async move {
+            let states = self.lock_waits(seqs).await?;
+            self.lock_jobs(jobs).await?;
+            let held = self.ledger_holds(keys).await?;
+            Ok((states, held))
         }
     }
     /// Adds ledger rows `(job, event, wait_seq)` (distinct); returns how many were missing and

@@ -180,10 +180,13 @@ impl<B: Backend> Store for B {
             }
             let batch: Vec<&Event> = open.iter().map(|&i| &events[i]).collect();
             let records: Vec<&AuditRecord> = open.iter().map(|&i| &audits[i]).collect();
-            let mut tx = self.begin().await?;
-            let seqs = tx
-                .insert_events_recorded(&batch, &records, received_at)
+            let seqs = self
+                .insert_events_committed(&batch, &records, received_at)
                 .await?;
+            // What the known ones are now: read after the commit, as a transaction under READ
+            // COMMITTED would have read them (each statement sees what was committed when it
+            // began).
+            let mut read = None;
             for (&i, seq) in open.iter().zip(seqs) {
                 let event = &events[i];
                 answers[i] = if let Some(seq) = seq {
@@ -193,14 +196,17 @@ impl<B: Backend> Store for B {
                         event: event.clone(),
                     }))
                 } else {
-                    let stored = tx.event(&event.source, &event.id).await?;
-                    let routed = tx.is_routed(&event.source, &event.id).await?;
+                    if read.is_none() {
+                        read = Some(self.read().await?);
+                    }
+                    let view = read.as_mut().expect("opened above");
+                    let stored = view.event(&event.source, &event.id).await?;
+                    let routed = view.is_routed(&event.source, &event.id).await?;
                     stored
                         .zip(routed)
                         .map(|(stored, routed)| Received::Known { stored, routed })
                 };
             }
-            tx.commit().await?;
         }
         answers
             .into_iter()
@@ -513,20 +519,13 @@ async fn route_in<T: Rows>(
         .collect();
     seqs.sort_unstable();
     seqs.dedup();
-    let mut open: HashSet<i64> = tx
-        .lock_waits(&seqs)
-        .await?
-        .into_iter()
-        .filter(|&(_, state)| state == WaitState::Open)
-        .map(|(seq, _)| seq)
-        .collect();
     // The candidates' jobs, so that no other router gives one of them an event between the
-    // ledger read below and this transaction's commit (through a wait not locked above).
+    // ledger read and this transaction's commit (through a wait not locked here).
     let jobs: BTreeSet<&str> = batch
         .iter()
         .flat_map(|r| r.candidates.iter().map(|c| c.job.as_str()))
         .collect();
-    tx.lock_jobs(&jobs.into_iter().collect::<Vec<_>>()).await?;
+    let jobs: Vec<&str> = jobs.into_iter().collect();
     let mut keys: Vec<(&str, (&str, &str))> = Vec::new();
     let mut seen: HashSet<(&str, &str, &str)> = HashSet::new();
     for r in batch {
@@ -537,7 +536,12 @@ async fn route_in<T: Rows>(
             }
         }
     }
-    let held = tx.ledger_holds(&keys).await?;
+    let (states, held) = tx.lock_for_routing(&seqs, &jobs, &keys).await?;
+    let mut open: HashSet<i64> = states
+        .into_iter()
+        .filter(|&(_, state)| state == WaitState::Open)
+        .map(|(seq, _)| seq)
+        .collect();
     let mut ledger: HashSet<(&str, &str, &str)> = keys
         .iter()
         .zip(held)
