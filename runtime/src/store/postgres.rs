@@ -511,40 +511,33 @@ mod sets {
         Ok(held)
     }
 
-    /// The reads of a routing transaction in one statement: the waits locked in sequence
-    /// order, then the jobs in id order, then the ledger keys held. Each later part waits for
-    /// the one before (a one-time condition on it), so the locks are taken in the order every
-    /// other transaction takes them. Each ledger key is a lookup of its own (`LIMIT 1`): as a
-    /// semi-join, the planner hashed the keys and read the whole ledger. The ledger is read
-    /// with the statement's snapshot, from
-    /// before any lock it waited for; a ledger row committed meanwhile makes the claims'
-    /// insert find it (`Rows::lock_for_routing`).
+    /// The reads of a routing transaction in two statements: the waits locked in sequence
+    /// order and then the jobs in id order, in one (the jobs' part has a one-time condition on
+    /// the waits' part, so it starts only once they are locked: every other transaction takes
+    /// them in that order); then the ledger keys held, each a lookup of its own (`LIMIT 1`: as
+    /// a semi-join, the planner hashed the keys and read the whole ledger). The ledger is read
+    /// by a statement of its own so that it sees every ledger row committed by a router that
+    /// held one of the locks: read with the locking statement's snapshot, from before the
+    /// waits, those rows made the claims' insert lose its race, and under two edges routing
+    /// the same events every round of a batch lost one
+    /// (`look_back_registrations_racing_with_batches_keep_the_ledger`).
     pub(super) async fn lock_for_routing(
         conn: &mut PgConnection,
         seqs: &[i64],
         jobs: &[&str],
         keys: &[(&str, (&str, &str))],
     ) -> StoreResult<RoutingReads> {
-        let k_jobs: Vec<&str> = keys.iter().map(|k| k.0).collect();
-        let k_sources: Vec<&str> = keys.iter().map(|k| k.1.0).collect();
-        let k_ids: Vec<&str> = keys.iter().map(|k| k.1.1).collect();
         let row = sqlx::query(
             "WITH w AS (SELECT seq, state FROM waits WHERE seq = ANY($1) ORDER BY seq FOR UPDATE), \
              j AS (SELECT id FROM jobs WHERE id = ANY($2) AND (SELECT count(*) FROM w) >= 0 \
                ORDER BY id FOR NO KEY UPDATE) \
              SELECT ARRAY(SELECT seq FROM w ORDER BY seq) AS seqs, \
              ARRAY(SELECT state FROM w ORDER BY seq) AS states, \
-             ARRAY(SELECT k.n FROM unnest($3::text[], $4::text[], $5::text[]) WITH ORDINALITY \
-               AS k(j, s, e, n) CROSS JOIN LATERAL (SELECT 1 FROM job_events \
-               WHERE job_id = k.j AND event_source = k.s AND event_id = k.e LIMIT 1) AS l \
-               WHERE (SELECT count(*) FROM j) >= 0) AS held",
+             (SELECT count(*) FROM j) AS jobs",
         )
         .bind(seqs)
         .bind(jobs)
-        .bind(&k_jobs)
-        .bind(&k_sources)
-        .bind(&k_ids)
-        .fetch_one(conn)
+        .fetch_one(&mut *conn)
         .await?;
         let locked: Vec<i64> = row.try_get("seqs")?;
         let states: Vec<String> = row.try_get("states")?;
@@ -562,14 +555,7 @@ mod sets {
                     .ok_or_else(|| StoreError(format!("wait {seq} has the state {state:?}")))
             })
             .collect::<StoreResult<Vec<_>>>()?;
-        let mut held = vec![false; keys.len()];
-        for n in row.try_get::<Vec<i64>, _>("held")? {
-            let slot = usize::try_from(n - 1)
-                .ok()
-                .and_then(|i| held.get_mut(i))
-                .ok_or_else(|| StoreError(format!("the ledger answered for key {n}")))?;
-            *slot = true;
-        }
+        let held = ledger_holds(conn, keys).await?;
         Ok((states, held))
     }
 

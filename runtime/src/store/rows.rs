@@ -376,10 +376,11 @@ pub trait Rows: ReadRows {
     /// What a routing transaction reads before it decides, in this order: the states of the
     /// waits `seqs` ([`Rows::lock_waits`]), the jobs `jobs` held ([`Rows::lock_jobs`]), and
     /// for each `(job, event)` of `keys` whether the job's ledger holds the event
-    /// ([`Rows::ledger_holds`]). A backend may read the three at once (`PostgreSQL`: one
-    /// statement, one round trip) as long as it takes the locks in this order. Its ledger read
-    /// may then come from before a lock it waited for; a ledger row committed meanwhile is
-    /// found by [`Rows::write_claims`], and the caller's next round reads it.
+    /// ([`Rows::ledger_holds`]). A backend may take the two kinds of locks at once
+    /// (`PostgreSQL`: one statement) as long as it takes them in this order; the ledger must be
+    /// read once they are held, by a read that sees what was committed before they were
+    /// granted (a ledger row it misses makes [`Rows::write_claims`] lose the race, and the
+    /// caller run the transaction again).
     fn lock_for_routing(
         &mut self,
         seqs: &[i64],
