@@ -195,6 +195,38 @@ async fn hold_stage_2(rt: &Rt, url: &str) -> (sqlx::PgConnection, JoinHandle<Ans
     (lock, task)
 }
 
+/// Both stages of `rt` held with deliveries behind each: jobs `j0…` wait on subjects `s0…`
+/// (`n` of them); stage 2 is held ([`hold_stage_2`]) with `e0…` of the first half retained
+/// behind it, and stage 1 ([`hold_stage_1`], on `g`) with the second half waiting to be
+/// retained. Returns the wait's lock, the gate and every delivery by id.
+async fn both_stages_held(
+    rt: &Rt,
+    url: &str,
+    n: usize,
+) -> (
+    sqlx::PgConnection,
+    sqlx::PgConnection,
+    Vec<(String, JoinHandle<Answer>)>,
+) {
+    for i in 0..n {
+        job_waiting_on(rt, &format!("j{i}"), &format!("s{i}")).await;
+    }
+    let (lock, stuck) = hold_stage_2(rt, url).await;
+    let mut tasks = vec![("blk-e".to_owned(), stuck)];
+    for i in 0..n / 2 {
+        let id = format!("e{i}");
+        tasks.push((id.clone(), spawn_ingest(rt, event(&id, &format!("s{i}")))));
+    }
+    until_retained(url, 1 + (n / 2) as i64).await;
+    let (gate, gated) = hold_stage_1(rt, url, "g").await;
+    tasks.push(("g".to_owned(), gated));
+    for i in n / 2..n {
+        let id = format!("e{i}");
+        tasks.push((id.clone(), spawn_ingest(rt, event(&id, &format!("s{i}")))));
+    }
+    (lock, gate, tasks)
+}
+
 /// How many events are retained (committed).
 async fn retained_count(url: &str) -> i64 {
     let mut conn = connect(url).await;
@@ -930,22 +962,7 @@ async fn connections_terminated_mid_pipeline_answer_every_caller() {
     };
     let app = "ozcheck_pipeline_kill";
     let rt = edge_named(&url, "edge-k", app, &clock).await;
-    for i in 0..N {
-        job_waiting_on(&rt, &format!("j{i}"), &format!("s{i}")).await;
-    }
-    let (lock, stuck) = hold_stage_2(&rt, &url).await;
-    let mut tasks = vec![("blk-e".to_owned(), stuck)];
-    for i in 0..N / 2 {
-        let id = format!("e{i}");
-        tasks.push((id.clone(), spawn_ingest(&rt, event(&id, &format!("s{i}")))));
-    }
-    until_retained(&url, 1 + (N / 2) as i64).await;
-    let (gate, gated) = hold_stage_1(&rt, &url, "g").await;
-    tasks.push(("g".to_owned(), gated));
-    for i in N / 2..N {
-        let id = format!("e{i}");
-        tasks.push((id.clone(), spawn_ingest(&rt, event(&id, &format!("s{i}")))));
-    }
+    let (lock, gate, tasks) = both_stages_held(&rt, &url, N).await;
     tokio::time::sleep(Duration::from_millis(300)).await;
     let killed = terminate(&url, Some(app), None).await;
     assert!(killed >= 2, "terminated {killed}");
@@ -1064,22 +1081,7 @@ async fn closing_the_store_mid_pipeline_answers_every_caller() {
         return;
     };
     let rt = edge(&url, &clock).await;
-    for i in 0..N {
-        job_waiting_on(&rt, &format!("j{i}"), &format!("s{i}")).await;
-    }
-    let (lock, stuck) = hold_stage_2(&rt, &url).await;
-    let mut tasks = vec![("blk-e".to_owned(), stuck)];
-    for i in 0..N / 2 {
-        let id = format!("e{i}");
-        tasks.push((id.clone(), spawn_ingest(&rt, event(&id, &format!("s{i}")))));
-    }
-    until_retained(&url, 1 + (N / 2) as i64).await;
-    let (gate, gated) = hold_stage_1(&rt, &url, "g").await;
-    tasks.push(("g".to_owned(), gated));
-    for i in N / 2..N {
-        let id = format!("e{i}");
-        tasks.push((id.clone(), spawn_ingest(&rt, event(&id, &format!("s{i}")))));
-    }
+    let (lock, gate, tasks) = both_stages_held(&rt, &url, N).await;
     tokio::time::sleep(Duration::from_millis(300)).await;
     let closing = {
         let store = rt.store().clone();

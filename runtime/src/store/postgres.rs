@@ -514,7 +514,7 @@ mod sets {
     /// The reads of a routing transaction in two statements: the waits locked in sequence
     /// order and then the jobs in id order, in one (the jobs' part has a one-time condition on
     /// the waits' part, so it starts only once they are locked: every other transaction takes
-    /// them in that order); then the ledger keys held, each a lookup of its own (`LIMIT 1`: as
+    /// them in that order; its count is selected so that it runs at all); then the ledger keys held, each a lookup of its own (`LIMIT 1`: as
     /// a semi-join, the planner hashed the keys and read the whole ledger). The ledger is read
     /// by a statement of its own so that it sees every ledger row committed by a router that
     /// held one of the locks: read with the locking statement's snapshot, from before the

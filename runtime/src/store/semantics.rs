@@ -196,10 +196,10 @@ impl<B: Backend> Store for B {
                         event: event.clone(),
                     }))
                 } else {
-                    if read.is_none() {
-                        read = Some(self.read().await?);
-                    }
-                    let view = read.as_mut().expect("opened above");
+                    let view = match &mut read {
+                        Some(view) => view,
+                        None => read.insert(self.read().await?),
+                    };
                     let stored = view.event(&event.source, &event.id).await?;
                     let routed = view.is_routed(&event.source, &event.id).await?;
                     stored
