@@ -52,6 +52,11 @@ async fn edge(url: &str, clock: &ManualClock) -> Rt {
 async fn close(rt: Rt, admin: &mut PgConnection, app: &str) {
     rt.store().close().await;
     drop(rt);
+    gone(admin, app).await;
+}
+
+/// Waits until the server processes of `app` are gone.
+async fn gone(admin: &mut PgConnection, app: &str) {
     for _ in 0..200 {
         let left: i64 =
             sqlx::query_scalar("SELECT count(*) FROM pg_stat_activity WHERE application_name = $1")
@@ -64,7 +69,7 @@ async fn close(rt: Rt, admin: &mut PgConnection, app: &str) {
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    panic!("the edge's server processes did not exit");
+    panic!("the server processes of {app} did not exit");
 }
 
 /// Rows read so far on the waits, events and ledger tables, as the statistics count them (sequential
@@ -98,19 +103,47 @@ fn event(n: usize) -> Event {
     }
 }
 
+/// The plans the store's connections make by default: each statement planned once per
+/// connection (`plan_cache_mode = force_generic_plan`), without the arrays' sizes.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn routing_reads_rows_in_proportion_to_its_batch_even_when_the_statistics_are_stale() {
     let Some(pg) = pg::server("routing_reads_rows_in_proportion_to_its_batch") else {
         return;
     };
-    let url = pg.fresh_url().await;
-    let app = format!("ozcheck_plans_{}", std::process::id());
+    routing_reads_rows_in_proportion(pg, "", "force_generic_plan").await;
+}
+
+/// The plans a deployment gets when it sets the mode itself (here the server's default): one
+/// per execution, made for the arrays' sizes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn routing_reads_rows_in_proportion_to_its_batch_with_plans_made_per_execution() {
+    let Some(pg) = pg::server("routing_reads_rows_in_proportion_with_custom_plans") else {
+        return;
+    };
+    routing_reads_rows_in_proportion(pg, "&options=-c%20plan_cache_mode%3Dauto", "auto").await;
+}
+
+async fn routing_reads_rows_in_proportion(pg: &pg::TestPg, options: &str, mode: &str) {
+    let url = format!("{}{options}", pg.fresh_url().await);
+    let app = format!("ozcheck_plans_{}_{mode}", std::process::id());
     let edge_url = format!("{url}&application_name={app}");
+    // The statistics are read here; the rows are written through a connection of its own,
+    // closed before the first count, whose scans are then counted already (a server process
+    // sends its counts at intervals while it lives).
     let mut admin = PgConnection::connect(&url).await.unwrap();
+    let setup_app = format!("{app}_setup");
+    let mut setup = PgConnection::connect(&format!("{url}&application_name={setup_app}"))
+        .await
+        .unwrap();
     let clock = ManualClock::new(Timestamp(1_000_000));
 
     // The waits, one job each, on subjects of their own.
     let rt = edge(&edge_url, &clock).await;
+    assert_eq!(
+        rt.store().setting("plan_cache_mode").await.unwrap(),
+        mode,
+        "the store's connections plan in the mode expected"
+    );
     let mut running = JoinSet::new();
     for n in 0..ROUTED {
         if running.len() >= 32 {
@@ -148,7 +181,7 @@ async fn routing_reads_rows_in_proportion_to_its_batch_even_when_the_statistics_
            SELECT 'ci', 'f' || g, 't', '', 'f' || g, '', '{{}}', 0 \
            FROM generate_series(1, {FILLER}) AS g"
     )))
-    .execute(&mut admin)
+    .execute(&mut setup)
     .await
     .unwrap();
     close(rt, &mut admin, &app).await;
@@ -166,7 +199,7 @@ async fn routing_reads_rows_in_proportion_to_its_batch_even_when_the_statistics_
          ANALYZE jobs, waits, events, unrouted, job_events, audit; \
          UPDATE waits SET state = 'open'",
     )
-    .execute(&mut admin)
+    .execute(&mut setup)
     .await
     .unwrap();
     // And a ledger that grew after its statistics were taken (when it was empty).
@@ -174,11 +207,14 @@ async fn routing_reads_rows_in_proportion_to_its_batch_even_when_the_statistics_
         "INSERT INTO job_events (job_id, event_source, event_id, wait_seq) \
            SELECT 'f' || g, 'ci', 'f' || g, g FROM generate_series(1, {FILLER}) AS g"
     )))
-    .execute(&mut admin)
+    .execute(&mut setup)
     .await
     .unwrap();
+    setup.close().await.unwrap();
+    gone(&mut admin, &setup_app).await;
 
     let before = rows_read(&mut admin).await;
+    let jobs_before = jobs_updated(&mut admin).await;
     let rt = edge(&edge_url, &clock).await;
     let mut running = JoinSet::new();
     for n in 0..ROUTED {
@@ -195,6 +231,7 @@ async fn routing_reads_rows_in_proportion_to_its_batch_even_when_the_statistics_
     }
     close(rt, &mut admin, &app).await;
     let after = rows_read(&mut admin).await;
+    let jobs_after = jobs_updated(&mut admin).await;
     let mut read = 0;
     for ((table, seq0, idx0), (_, seq1, idx1)) in before.iter().zip(&after) {
         eprintln!(
@@ -212,4 +249,31 @@ async fn routing_reads_rows_in_proportion_to_its_batch_even_when_the_statistics_
         "routing {ROUTED} events read {read} rows of the tables (more than {limit}): a \
          statement scanned a table instead of reaching the rows by their keys"
     );
+
+    // Each job was marked outside-started once, its new version on its own page (the jobs
+    // were started together, so their pages got every update of the batch).
+    let updated = jobs_after.0 - jobs_before.0;
+    let in_place = jobs_after.1 - jobs_before.1;
+    eprintln!("jobs: {updated} updates, {in_place} of them heap-only");
+    assert_eq!(updated, ROUTED as i64, "each job reached was marked once");
+    assert_eq!(
+        in_place, updated,
+        "a job's update found no room on its page and wrote its key index again"
+    );
+}
+
+/// Updates of the jobs table so far, and how many of them were heap-only (the new version on
+/// the old one's page, no index written).
+async fn jobs_updated(admin: &mut PgConnection) -> (i64, i64) {
+    sqlx::query("SELECT pg_stat_clear_snapshot()")
+        .execute(&mut *admin)
+        .await
+        .unwrap();
+    sqlx::query_as(
+        "SELECT n_tup_upd, n_tup_hot_upd FROM pg_stat_user_tables \
+         WHERE schemaname = current_schema() AND relname = 'jobs'",
+    )
+    .fetch_one(&mut *admin)
+    .await
+    .unwrap()
 }

@@ -54,6 +54,48 @@ async fn postgres_store_contract() {
     contract::store_contract(store).await;
 }
 
+/// Every text column of a key compares byte by byte (collation "C"), whatever the database's
+/// collation: under any other, each comparison in those B-trees calls the C library's
+/// `strcoll` (migration 0005). Checked over every index of the schema, so that a key added
+/// later is held to it too; and a job, updated once on routing's path, finds room on its page.
+#[tokio::test]
+async fn text_keys_compare_bytewise_and_jobs_leave_room_for_their_update() {
+    let Some(pg) = pg::server("text_keys_compare_bytewise") else {
+        return;
+    };
+    let url = pg.fresh_url().await;
+    let store = PostgresStore::connect(&url).await.unwrap();
+    let mut conn = sqlx::PgConnection::connect(&url).await.unwrap();
+    let keys: Vec<(String, String, String)> = sqlx::query_as(
+        "SELECT c.relname::text, a.attname::text, COALESCE(k.collname::text, '') \
+         FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid \
+         JOIN pg_namespace n ON n.oid = c.relnamespace \
+         JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = ANY(i.indkey) \
+         LEFT JOIN pg_collation k ON k.oid = a.attcollation \
+         WHERE n.nspname = current_schema() AND a.atttypid = 'text'::regtype \
+         ORDER BY 1, 2",
+    )
+    .fetch_all(&mut conn)
+    .await
+    .unwrap();
+    assert!(
+        keys.len() >= 10,
+        "the schema's text keys were found: {keys:?}"
+    );
+    let other: Vec<_> = keys.iter().filter(|k| k.2 != "C").collect();
+    assert!(
+        other.is_empty(),
+        "text keys under another collation: {other:?}"
+    );
+    let options: Option<Vec<String>> =
+        sqlx::query_scalar("SELECT reloptions::text[] FROM pg_class WHERE oid = 'jobs'::regclass")
+            .fetch_one(&mut conn)
+            .await
+            .unwrap();
+    assert_eq!(options, Some(vec!["fillfactor=50".to_owned()]));
+    store.close().await;
+}
+
 /// Migration 0003 moves the events still to route from a column of `events` to a table of
 /// their own: an event left unrouted before the upgrade is still routed by the sweeper after
 /// it, one routed before is not, and routing and retention keep the new table exact.
