@@ -79,26 +79,32 @@ impl PostgresStore {
     /// Connects with parsed options.
     ///
     /// Each connection plans a statement once and keeps the plan (`plan_cache_mode =
-    /// force_generic_plan`) unless the options set the mode themselves. The runtime's
-    /// statements take arrays, and by default the server plans every execution anew for the
-    /// arrays' sizes: 20 µs of every event's 180 µs of server time in `route_bench`, and the
-    /// plans came out the same. Every statement on the routing path is written so that its plan
-    /// does not depend on estimates (`tests/plans_pg.rs` checks the rows they read).
+    /// force_generic_plan`) unless the mode was chosen for it elsewhere (the server's
+    /// configuration, the role or database, or the URL's `options`). The runtime's statements
+    /// take arrays, and by default the server plans every execution anew for the arrays'
+    /// sizes: 20 µs of every event's 180 µs of server time in `route_bench`, for the same
+    /// plans. Every statement on the routing path is written so that its plan does not depend
+    /// on estimates (`tests/plans_pg.rs` checks the rows they read in both modes). The setting
+    /// is made by a statement once each connection is open, not by a startup parameter, which
+    /// connection poolers may refuse.
     pub async fn connect_with(options: PgConnectOptions) -> StoreResult<Self> {
-        let options = if options
-            .get_options()
-            .is_some_and(|set| set.contains("plan_cache_mode"))
-        {
-            options
-        } else {
-            options.options([("plan_cache_mode", "force_generic_plan")])
-        };
         let pool = PgPoolOptions::new()
             .max_connections(POOL_SIZE)
             .acquire_timeout(ACQUIRE_TIMEOUT)
             // A broken connection fails its statement and is dropped; pinging before every use
             // would double the round trips.
             .test_before_acquire(false)
+            .after_connect(|conn, _| {
+                Box::pin(async move {
+                    sqlx::query(
+                        "SELECT set_config('plan_cache_mode', 'force_generic_plan', false) \
+                         FROM pg_settings WHERE name = 'plan_cache_mode' AND source = 'default'",
+                    )
+                    .execute(conn)
+                    .await?;
+                    Ok(())
+                })
+            })
             .connect_with(options)
             .await?;
         migrator().run(&pool).await?;
