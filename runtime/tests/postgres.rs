@@ -56,8 +56,9 @@ async fn postgres_store_contract() {
 
 /// Every text column of a key compares byte by byte (collation "C"), whatever the database's
 /// collation: under any other, each comparison in those B-trees calls the C library's
-/// `strcoll` (migration 0005). Checked over every index of the schema, so that a key added
-/// later is held to it too; and a job, updated once on routing's path, finds room on its page.
+/// `strcoll` (migration 0005). Checked over every index of the schema, with the collation
+/// each index compares by, so that a key added later is held to it too; and a job, updated
+/// once on routing's path, finds room on its page.
 #[tokio::test]
 async fn text_keys_compare_bytewise_and_jobs_leave_room_for_their_update() {
     let Some(pg) = pg::server("text_keys_compare_bytewise") else {
@@ -70,8 +71,9 @@ async fn text_keys_compare_bytewise_and_jobs_leave_room_for_their_update() {
         "SELECT c.relname::text, a.attname::text, COALESCE(k.collname::text, '') \
          FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid \
          JOIN pg_namespace n ON n.oid = c.relnamespace \
-         JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = ANY(i.indkey) \
-         LEFT JOIN pg_collation k ON k.oid = a.attcollation \
+         CROSS JOIN LATERAL unnest(i.indkey::int2[], i.indcollation::oid[]) AS x(attnum, coll) \
+         JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = x.attnum \
+         LEFT JOIN pg_collation k ON k.oid = x.coll \
          WHERE n.nspname = current_schema() AND a.atttypid = 'text'::regtype \
          ORDER BY 1, 2",
     )
