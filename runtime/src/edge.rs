@@ -711,6 +711,7 @@ impl<S: Store> Runtime<S> {
                     .map(|a| self.candidate(&a.wait, stored))
                     .collect(),
                 mark_routed,
+                seq: Some(stored.seq),
             });
             armed_of.push(Some(armed));
         }

@@ -277,3 +277,73 @@ async fn jobs_updated(admin: &mut PgConnection) -> (i64, i64) {
     .await
     .unwrap()
 }
+
+/// Blocks of the events table and its indexes read so far (from the buffer cache or not).
+async fn events_blocks(admin: &mut PgConnection) -> i64 {
+    sqlx::query("SELECT pg_stat_clear_snapshot()")
+        .execute(&mut *admin)
+        .await
+        .unwrap();
+    sqlx::query_scalar(
+        "SELECT (COALESCE(heap_blks_hit, 0) + COALESCE(heap_blks_read, 0) \
+         + COALESCE(idx_blks_hit, 0) + COALESCE(idx_blks_read, 0))::bigint \
+         FROM pg_statio_user_tables WHERE schemaname = current_schema() AND relname = 'events'",
+    )
+    .fetch_one(&mut *admin)
+    .await
+    .unwrap()
+}
+
+/// The sweeper's read of the events left unrouted reaches each through its source and
+/// sequence number (the events table has no index on the number alone, migration 0006): it
+/// reads the blocks of the events it returns, not a day of events or of an index on them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_sweeper_reads_the_events_left_unrouted_not_the_table() {
+    const LEFT: i64 = 5;
+    let Some(pg) = pg::server("the_sweeper_reads_the_events_left_unrouted") else {
+        return;
+    };
+    let url = pg.fresh_url().await;
+    let app = format!("ozcheck_sweeper_{}", std::process::id());
+    let mut admin = PgConnection::connect(&url).await.unwrap();
+    // A store first, so that the tables exist; the rows are then written by a connection of
+    // its own, closed before the first count.
+    PostgresStore::connect(&url).await.unwrap().close().await;
+    let setup_app = format!("{app}_setup");
+    let mut setup = PgConnection::connect(&format!("{url}&application_name={setup_app}"))
+        .await
+        .unwrap();
+    sqlx::raw_sql(AssertSqlSafe(format!(
+        "INSERT INTO events (source, event_id, type, action, subject, text, attributes, \
+           received_at) SELECT 'ci', 'e' || g, 't', '', 's' || g, '', '{{}}', g \
+           FROM generate_series(1, {FILLER}) AS g; \
+         INSERT INTO unrouted (seq, source, received_at) \
+           SELECT seq, source, received_at FROM events WHERE received_at % 4000 = 0; \
+         ANALYZE events; ANALYZE unrouted;"
+    )))
+    .execute(&mut setup)
+    .await
+    .unwrap();
+    setup.close().await.unwrap();
+    gone(&mut admin, &setup_app).await;
+    let before = events_blocks(&mut admin).await;
+
+    let store = PostgresStore::connect(&format!("{url}&application_name={app}"))
+        .await
+        .unwrap();
+    let left = store.unrouted(Timestamp(i64::MAX), 100).await.unwrap();
+    let ids: Vec<&str> = left.iter().map(|e| e.event.id.as_str()).collect();
+    assert_eq!(ids, ["e4000", "e8000", "e12000", "e16000", "e20000"]);
+    store.close().await;
+    gone(&mut admin, &app).await;
+    let read = events_blocks(&mut admin).await - before;
+
+    // A lookup is the index's root, inner and leaf blocks and the row's block.
+    let limit = 5 * LEFT;
+    eprintln!("the sweeper read {read} blocks of the events and their indexes for {LEFT} events");
+    assert!(
+        read <= limit,
+        "the sweeper read {read} blocks of the events table and its indexes for {LEFT} events \
+         (more than {limit}): it scanned the table or a whole index"
+    );
+}

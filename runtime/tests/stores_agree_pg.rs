@@ -298,13 +298,17 @@ async fn routing_batch<S: Store>(store: &S) -> serde_json::Value {
     let ghost = ev("ci", "never-received", "t", "s");
     let batch_in = vec![a.clone(), a_gh.clone(), b.clone(), c.clone()];
     let audits: Vec<AuditRecord> = (0..4).map(|i| received(10 + i)).collect();
-    let first: Vec<_> = store
+    let received_first = store
         .receive_many(&batch_in, &audits, Timestamp(10))
         .await
-        .unwrap()
-        .iter()
-        .map(shape)
-        .collect();
+        .unwrap();
+    let first: Vec<_> = received_first.iter().map(shape).collect();
+    // b and c come with their sequence numbers, as an edge routes them; a is found by its
+    // identity.
+    let seq_of = |i: usize| match &received_first[i] {
+        Received::New(stored) => Some(stored.seq),
+        other @ Received::Known { .. } => panic!("{other:?} was not new"),
+    };
     let batch = vec![
         ToRoute {
             event: b.clone(),
@@ -315,6 +319,7 @@ async fn routing_batch<S: Store>(store: &S) -> serde_json::Value {
                 candidate(w4, "j2"),
             ],
             mark_routed: true,
+            seq: seq_of(2),
         },
         ToRoute {
             event: a.clone(),
@@ -326,6 +331,7 @@ async fn routing_batch<S: Store>(store: &S) -> serde_json::Value {
                 candidate(9999, "j9"),
             ],
             mark_routed: true,
+            seq: None,
         },
         ToRoute {
             event: a_gh.clone(),
@@ -335,16 +341,19 @@ async fn routing_batch<S: Store>(store: &S) -> serde_json::Value {
                 candidate(w2, "j1"),
             ],
             mark_routed: false,
+            seq: None,
         },
         ToRoute {
             event: ghost.clone(),
             candidates: vec![candidate(w6, "j3")],
             mark_routed: true,
+            seq: None,
         },
         ToRoute {
             event: c.clone(),
             candidates: vec![],
             mark_routed: true,
+            seq: seq_of(3),
         },
     ];
     let outcomes = store.route_many(&batch, Timestamp(20)).await.unwrap();
@@ -507,6 +516,7 @@ async fn many_pools_route_overlapping_batches_at_once() {
                             .map(|(seq, job)| candidate(*seq, job))
                             .collect(),
                         mark_routed: b % 2 == 0,
+                        seq: None,
                     })
                     .collect();
                 if let Err(e) = store.route_many(&batch, Timestamp(6)).await {
@@ -553,34 +563,40 @@ async fn many_pools_route_overlapping_batches_at_once() {
 }
 
 /// Receives `n` events of round `round` one by one, ids descending, so the physical order of
-/// their `unrouted` rows is the reverse of identity order.
-async fn receive_backwards(store: &PostgresStore, round: i64, n: usize) -> Vec<Event> {
+/// their `unrouted` rows is the reverse of identity order. Returns them with their sequence
+/// numbers.
+async fn receive_backwards(store: &PostgresStore, round: i64, n: usize) -> Vec<(Event, i64)> {
     let mut events = Vec::new();
     for i in (0..n).rev() {
         let e = ev("ci", &format!("r{round}-{i:02}"), "t", "s");
-        store
+        let Received::New(stored) = store
             .receive(&e, Timestamp(round * 10), &received(round))
             .await
-            .unwrap();
-        events.push(e);
+            .unwrap()
+        else {
+            panic!("{} was not new", e.id);
+        };
+        events.push((e, stored.seq));
     }
     events
 }
 
 /// Marks `events` routed through `router` while `purger` forgets them, at once; returns the
-/// errors of either.
+/// errors of either. Even rounds give the router the events' sequence numbers, as an edge
+/// does; odd rounds leave it to find them by identity.
 async fn route_and_purge_at_once(
     router: &PostgresStore,
     purger: &PostgresStore,
-    events: &[Event],
+    events: &[(Event, i64)],
     round: i64,
 ) -> Vec<String> {
     let batch: Vec<ToRoute> = events
         .iter()
-        .map(|e| ToRoute {
+        .map(|(e, seq)| ToRoute {
             event: e.clone(),
             candidates: vec![],
             mark_routed: true,
+            seq: (round % 2 == 0).then_some(*seq),
         })
         .collect();
     let route = {
@@ -617,7 +633,7 @@ async fn retention_races_routing_and_redelivery() {
         let events = receive_backwards(&router, round, 30).await;
         let redeliver = {
             let receiver = receiver.clone();
-            let events = events.clone();
+            let events: Vec<Event> = events.iter().map(|(e, _)| e.clone()).collect();
             tokio::spawn(async move {
                 let audits: Vec<AuditRecord> = events.iter().map(|_| received(round)).collect();
                 receiver

@@ -87,6 +87,9 @@ pub struct ToRoute {
     pub candidates: Vec<Candidate>,
     /// Whether to mark the event routed with its claims.
     pub mark_routed: bool,
+    /// The event's sequence number, when the router has it (as retained); `None` leaves the
+    /// store to find the event by its identity.
+    pub seq: Option<i64>,
 }
 
 /// How receiving an event ended.

@@ -17,7 +17,7 @@ use sqlx::migrate::Migrator;
 use sqlx::postgres::{PgConnectOptions, PgConnection, PgPool, PgPoolOptions, PgRow};
 use sqlx::{Connection, Postgres};
 
-use super::rows::{Backend, Claims, Closing, RoutingReads};
+use super::rows::{Backend, Claims, Closing, Routed, RoutingReads};
 use super::sql::{EventSql, SqlRead, SqlTx, columns, sql_rows};
 use super::{StoreError, StoreResult};
 use crate::clock::Timestamp;
@@ -36,7 +36,7 @@ pub struct PostgresStore {
 }
 
 /// The schema's migrations, in order.
-const MIGRATIONS: [(i64, &str, &str); 5] = [
+const MIGRATIONS: [(i64, &str, &str); 6] = [
     (
         1,
         "schema",
@@ -61,6 +61,11 @@ const MIGRATIONS: [(i64, &str, &str); 5] = [
         5,
         "bytewise_keys",
         include_str!("../../migrations/postgres/0005_bytewise_keys.sql"),
+    ),
+    (
+        6,
+        "events_by_source",
+        include_str!("../../migrations/postgres/0006_events_by_source.sql"),
     ),
 ];
 
@@ -276,19 +281,21 @@ const EVENTS: EventSql = EventSql {
     insert: "WITH e AS (INSERT INTO events (source, event_id, type, action, subject, text, \
              attributes, received_at) SELECT $1, $2, $3, $4, $5, $6, $7, $8 \
              WHERE NOT EXISTS (SELECT 1 FROM events WHERE source = $1 AND event_id = $2) \
-             ON CONFLICT (source, event_id) DO NOTHING RETURNING seq, received_at) \
-             INSERT INTO unrouted (seq, received_at) SELECT seq, received_at FROM e \
+             ON CONFLICT (source, event_id) DO NOTHING RETURNING seq, source, received_at) \
+             INSERT INTO unrouted (seq, source, received_at) SELECT seq, source, received_at \
+             FROM e \
              RETURNING seq",
     is_routed: "SELECT NOT EXISTS (SELECT 1 FROM unrouted u WHERE u.seq = e.seq) AS routed \
                 FROM events e WHERE e.source = $1 AND e.event_id = $2",
-    unrouted: "SELECT e.* FROM unrouted u JOIN events e ON e.seq = u.seq \
+    unrouted: "SELECT e.* FROM unrouted u JOIN events e ON e.source = u.source AND e.seq = u.seq \
                WHERE u.received_at < $1 ORDER BY u.seq LIMIT $2",
     set_routed: "DELETE FROM unrouted \
                  WHERE seq = (SELECT seq FROM events WHERE source = $1 AND event_id = $2)",
-    // The `unrouted` rows are locked in sequence order, as routing locks them, so the two
-    // wait for each other instead of deadlocking.
-    purge: "WITH l AS (SELECT seq FROM unrouted WHERE received_at < $1 ORDER BY seq FOR UPDATE), \
-            u AS (DELETE FROM unrouted WHERE seq IN (SELECT seq FROM l)) \
+    // The `unrouted` rows are deleted in the order of their places in the table (a TID scan
+    // sorts them), as routing deletes them, so the two wait for each other instead of
+    // deadlocking.
+    purge: "WITH u AS (DELETE FROM unrouted WHERE ctid = ANY(ARRAY(SELECT ctid FROM unrouted \
+            WHERE received_at < $1))) \
             DELETE FROM events WHERE received_at < $1",
 };
 
@@ -352,8 +359,9 @@ sql_rows!(
             let claims = Claims { reached, ..sets::NO_CLAIMS };
             sets::write_claims(self.conn(), claims).await.map(drop)
         }
-        async fn set_routed_all(&mut self, routed: &[(&str, &str)]) -> StoreResult<()> {
-            let claims = Claims { routed, ..sets::NO_CLAIMS };
+        async fn set_routed_all(&mut self, keys: &[(&str, &str)]) -> StoreResult<()> {
+            let routed: Vec<Routed<'_>> = keys.iter().map(|&k| (k, None)).collect();
+            let claims = Claims { routed: &routed, ..sets::NO_CLAIMS };
             sets::write_claims(self.conn(), claims).await.map(drop)
         }
         async fn insert_events_recorded(
@@ -615,13 +623,17 @@ mod sets {
     /// The waits are reached by their sequence numbers only. The check that each is still open
     /// compares with `(SELECT 'open')`, a value the planner does not see: with `state = 'open'`
     /// written out, every partial index on open waits qualified too, and the planner read a
-    /// whole one when stale statistics said it was nearly empty (`tests/plans_pg.rs`). The
-    /// events routed are looked up one key at a time (`OFFSET 0` keeps each lookup a subquery
-    /// of its own): joined as a whole, the planner hashed the keys and read the whole events
-    /// table whenever it believed that cheaper than the lookups (the benchmark's 10,000
-    /// events, once per batch). The lookup only finds sequence numbers; the locks are taken
-    /// after it, in one sorted pass (taken inside it, they followed the batch's order and
-    /// deadlocked with retention: `tests/stores_agree_pg.rs`).
+    /// whole one when stale statistics said it was nearly empty (`tests/plans_pg.rs`).
+    ///
+    /// An event routed is found by the sequence number its router has; only one routed
+    /// without it (`Store::route`) is looked up by identity, one key at a time (`OFFSET 0`
+    /// keeps each lookup a subquery of its own: joined as a whole, the planner hashed the keys
+    /// and read the whole events table whenever it believed that cheaper than the lookups).
+    /// The `unrouted` rows are then deleted by their places in the table (`ctid`), which a TID
+    /// scan visits in order: every statement that deletes them does so, retention included, so
+    /// two of them wait for each other instead of deadlocking (deleted in the batch's order,
+    /// they deadlocked with retention: `tests/stores_agree_pg.rs`). A row deleted meanwhile by
+    /// another router is skipped; rows of `unrouted` are never updated.
     pub(super) async fn write_claims(
         conn: &mut PgConnection,
         claims: Claims<'_>,
@@ -649,8 +661,9 @@ mod sets {
             .map(|c| event_data_column(c.1.matched))
             .collect();
         let (a_at, a_actions, a_data) = audit_columns(records);
-        let r_sources: Vec<&str> = routed.iter().map(|k| k.0).collect();
-        let r_ids: Vec<&str> = routed.iter().map(|k| k.1).collect();
+        let r_seqs: Vec<i64> = routed.iter().filter_map(|r| r.1).collect();
+        let (r_sources, r_ids): (Vec<&str>, Vec<&str>) =
+            routed.iter().filter(|r| r.1.is_none()).map(|r| r.0).unzip();
         let row = sqlx::query(
             "WITH l AS (INSERT INTO job_events (job_id, event_source, event_id, wait_seq) \
                SELECT j, s, e, w FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[]) \
@@ -666,11 +679,10 @@ mod sets {
                WITH ORDINALITY AS k(a, b, c, n) ORDER BY n RETURNING 1), \
              o AS (UPDATE jobs SET outside_started = TRUE \
                WHERE id = ANY($15::text[]) AND NOT outside_started RETURNING 1), \
-             r AS (DELETE FROM unrouted WHERE seq = ANY(ARRAY(SELECT seq FROM unrouted \
-               WHERE seq = ANY(ARRAY(SELECT e.seq FROM unnest($16::text[], $17::text[]) \
-               AS k(s, i) CROSS JOIN LATERAL (SELECT seq FROM events WHERE source = k.s \
-               AND event_id = k.i OFFSET 0) AS e)) \
-               ORDER BY seq FOR UPDATE)) \
+             r AS (DELETE FROM unrouted WHERE ctid = ANY(ARRAY(SELECT ctid FROM unrouted \
+               WHERE seq = ANY($16::bigint[] || ARRAY(SELECT e.seq \
+               FROM unnest($17::text[], $18::text[]) AS k(s, i) CROSS JOIN LATERAL \
+               (SELECT seq FROM events WHERE source = k.s AND event_id = k.i OFFSET 0) AS e)))) \
                RETURNING 1) \
              SELECT (SELECT count(*) FROM l) AS added, (SELECT count(*) FROM c) AS closed, \
              (SELECT count(*) FROM a) + (SELECT count(*) FROM o) + (SELECT count(*) FROM r) \
@@ -691,6 +703,7 @@ mod sets {
         .bind(&a_actions)
         .bind(&a_data)
         .bind(reached)
+        .bind(&r_seqs)
         .bind(&r_sources)
         .bind(&r_ids)
         .fetch_one(conn)
@@ -735,7 +748,7 @@ mod sets {
                $3::text[], $4::text[], $5::text[], $6::text[], $7::text[]) \
                AS k(s, e, t, a, j, x, y) ORDER BY s, e \
                ON CONFLICT (source, event_id) DO NOTHING RETURNING source, event_id, seq), \
-             u AS (INSERT INTO unrouted (seq, received_at) SELECT seq, $8 FROM e), \
+             u AS (INSERT INTO unrouted (seq, source, received_at) SELECT seq, source, $8 FROM e), \
              r AS (INSERT INTO audit (at, action, data) SELECT r.a, r.b, r.c \
                FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS k(s, e, n) \
                JOIN unnest($9::bigint[], $10::text[], $11::text[]) WITH ORDINALITY \

@@ -90,9 +90,13 @@ pub struct Claims<'a> {
     pub records: &'a [&'a AuditRecord],
     /// The jobs they reached (ascending, distinct): marked outside-started.
     pub reached: &'a [&'a str],
-    /// The events to mark routed (ascending, distinct).
-    pub routed: &'a [(&'a str, &'a str)],
+    /// The events to mark routed (ascending, distinct identities).
+    pub routed: &'a [Routed<'a>],
 }
+
+/// An event to mark routed: its identity `(source, id)`, and its sequence number when the
+/// router has it (a backend may then find the event's mark without its identity).
+pub type Routed<'a> = ((&'a str, &'a str), Option<i64>);
 
 /// Reads of rows.
 pub trait ReadRows: Send {
@@ -483,7 +487,8 @@ pub trait Rows: ReadRows {
                 self.set_outside_started_all(claims.reached).await?;
             }
             if !claims.routed.is_empty() {
-                self.set_routed_all(claims.routed).await?;
+                let keys: Vec<(&str, &str)> = claims.routed.iter().map(|r| r.0).collect();
+                self.set_routed_all(&keys).await?;
             }
             Ok(true)
         }

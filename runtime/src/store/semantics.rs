@@ -16,7 +16,7 @@
 
 use std::collections::{BTreeSet, HashSet};
 
-use super::rows::{Backend, Claims, Closing, ReadRows, Rows};
+use super::rows::{Backend, Claims, Closing, ReadRows, Routed, Rows};
 use super::{
     Candidate, Claim, FireLimit, FireOutcome, Received, Store, StoreError, StoreResult, ToRoute,
     WaitInsert,
@@ -268,6 +268,7 @@ impl<B: Backend> Store for B {
             event: event.clone(),
             candidates: vec![candidate.clone()],
             mark_routed: false,
+            seq: None,
         };
         let outcomes = self.route_many(std::slice::from_ref(&one), now).await?;
         Ok(outcomes
@@ -288,6 +289,7 @@ impl<B: Backend> Store for B {
             event: event.clone(),
             candidates: candidates.to_vec(),
             mark_routed,
+            seq: None,
         };
         let mut outcomes = self.route_many(std::slice::from_ref(&one), now).await?;
         Ok(outcomes.pop().unwrap_or_default())
@@ -554,7 +556,7 @@ async fn route_in<T: Rows>(
     let mut closings: Vec<(i64, Closing<'_>)> = Vec::new();
     let mut records: Vec<&AuditRecord> = Vec::new();
     let mut reached: BTreeSet<&str> = BTreeSet::new();
-    let mut routed: Vec<(&str, &str)> = Vec::new();
+    let mut routed: Vec<Routed<'_>> = Vec::new();
     for r in batch {
         let identity = (r.event.source.as_str(), r.event.id.as_str());
         let mut served: HashSet<&str> = HashSet::new();
@@ -588,7 +590,7 @@ async fn route_in<T: Rows>(
             claims.push(outcome);
         }
         if r.mark_routed {
-            routed.push(identity);
+            routed.push((identity, r.seq));
         }
         outcomes.push(claims);
     }
@@ -596,8 +598,9 @@ async fn route_in<T: Rows>(
     // Writes in one order for every transaction (ledger rows, waits, jobs ascending, events),
     // so two routers that reach the same rows wait for each other instead of deadlocking.
     rows.sort_unstable();
-    routed.sort_unstable();
-    routed.dedup();
+    // One mark per identity, with its sequence number if one of them has it.
+    routed.sort_unstable_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
+    routed.dedup_by_key(|r| r.0);
     let reached: Vec<&str> = reached.into_iter().collect();
     let claims = Claims {
         ledgers: &rows,

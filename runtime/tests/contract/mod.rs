@@ -789,6 +789,7 @@ async fn batches<S: Store>(store: &S) {
             event: event.clone(),
             candidates: all.to_vec(),
             mark_routed: true,
+            seq: None,
         })
         .collect();
     let outcomes = store.route_many(&batch, Timestamp(12)).await.unwrap();
@@ -847,11 +848,13 @@ async fn batches<S: Store>(store: &S) {
         event: e3.clone(),
         candidates: vec![candidate(b4, "bj"), candidate(b5, "bk")],
         mark_routed: false,
+        seq: None,
     };
     let e2_again = ToRoute {
         event: e2.clone(),
         candidates: vec![candidate(b4, "bj"), candidate(b5, "bk")],
         mark_routed: false,
+        seq: None,
     };
     assert_eq!(
         store
