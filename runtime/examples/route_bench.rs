@@ -8,6 +8,9 @@
 //! route_bench postgres URL EDGES [EVENTS] [IN_FLIGHT]
 //! ```
 //!
+//! With `ROUTE_BENCH_LARGEST=1` every event is as large as a source may give one: 16 KiB of
+//! `text` and just under 8 KiB of `attributes` (128 keys); otherwise events have no text and one attribute.
+//!
 //! `IN_FLIGHT` events are ingested at once (default 1: one after another), as concurrent
 //! deliveries would be; with `postgres`, `EDGES` runtimes (each its own connection pool, routing
 //! through the database's index as edges sharing one database do) take the events in turn. The
@@ -153,8 +156,30 @@ fn profile(command: &str) {
     }
 }
 
+/// Whether events are the largest a source may give (`ROUTE_BENCH_LARGEST=1`).
+fn largest() -> bool {
+    static LARGEST: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *LARGEST.get_or_init(|| std::env::var("ROUTE_BENCH_LARGEST").is_ok_and(|v| v == "1"))
+}
+
 fn event(k: usize) -> Event {
     let n = k % WAITS;
+    if largest() {
+        // 16 KiB of text; 128 attributes, 8,065 bytes as JSON.
+        let text = format!("{k:0>16384}");
+        let attributes: serde_json::Map<String, serde_json::Value> = (0..128)
+            .map(|a| (format!("a{a:03}"), json!(format!("{:0>53}", k + a))))
+            .collect();
+        return Event {
+            text,
+            attributes: attributes.into(),
+            ..small_event(k, n)
+        };
+    }
+    small_event(k, n)
+}
+
+fn small_event(k: usize, n: usize) -> Event {
     Event {
         source: "ci".into(),
         id: format!("e{k}"),

@@ -492,14 +492,10 @@ impl<S: Store> Runtime<S> {
         events: Vec<Event>,
         max: usize,
     ) -> Vec<Result<Receipt, StoreError>> {
-        let received = match self.receive_all(&events).await {
+        let n = events.len();
+        let received = match self.receive_all(events).await {
             Ok(received) => received,
-            Err(e) => {
-                return events
-                    .iter()
-                    .map(|_| Err(StoreError(e.0.clone())))
-                    .collect();
-            }
+            Err(e) => return (0..n).map(|_| Err(StoreError(e.0.clone()))).collect(),
         };
         // Queued in sequence order: a routing batch may take only the first of them (the
         // queue holds earlier ones too), and the rest must not overtake them.
@@ -545,7 +541,7 @@ impl<S: Store> Runtime<S> {
     /// [`Runtime::ingest`] for several events at once, in one store transaction to retain them
     /// and one more to route them; one answer per event, in order.
     async fn ingest_all(&self, events: &[Event]) -> Result<Vec<Option<StoredEvent>>, StoreError> {
-        let received = self.receive_all(events).await?;
+        let received = self.receive_all(events.to_vec()).await?;
         self.route_received(received.iter().filter_map(|r| r.1.clone()).collect())
             .await?;
         Ok(received.into_iter().map(|r| r.0).collect())
@@ -557,23 +553,31 @@ impl<S: Store> Runtime<S> {
     /// as a duplicate.
     async fn receive_all(
         &self,
-        events: &[Event],
+        events: Vec<Event>,
     ) -> Result<Vec<(Option<StoredEvent>, Option<StoredEvent>)>, StoreError> {
         let now = self.now();
-        let mut distinct: Vec<Event> = Vec::with_capacity(events.len());
         // For each event, the distinct event it is, and whether it came first.
         let mut place: Vec<(usize, bool)> = Vec::with_capacity(events.len());
-        let mut first: HashMap<(&str, &str), usize> = HashMap::new();
-        for event in events {
-            let key = (event.source.as_str(), event.id.as_str());
-            if let Some(&i) = first.get(&key) {
-                place.push((i, false));
-            } else {
-                first.insert(key, distinct.len());
-                place.push((distinct.len(), true));
-                distinct.push(event.clone());
+        let mut firsts = 0;
+        {
+            let mut first: HashMap<(&str, &str), usize> = HashMap::new();
+            for event in &events {
+                let key = (event.source.as_str(), event.id.as_str());
+                if let Some(&i) = first.get(&key) {
+                    place.push((i, false));
+                } else {
+                    first.insert(key, firsts);
+                    place.push((firsts, true));
+                    firsts += 1;
+                }
             }
         }
+        // Taken, not copied: an event may be 24 KiB.
+        let distinct: Vec<Event> = events
+            .into_iter()
+            .zip(&place)
+            .filter_map(|(event, &(_, first))| first.then_some(event))
+            .collect();
         let audits: Vec<AuditRecord> = distinct
             .iter()
             .map(|event| AuditRecord {

@@ -70,7 +70,7 @@ impl<S: Store> Runtime<S> {
             },
             reason: refusal.map(str::to_owned),
             at: self.now(),
-            event: Some(event.clone()),
+            event: Some(Event::clone(event)),
         };
         let limit = t.max_fires_per_hour.map(|max| FireLimit {
             max,
@@ -130,7 +130,11 @@ impl<S: Store> Runtime<S> {
             (source, format!("event-{}-", fire.name))
         };
         match (source, fire.job.strip_prefix(&prefix)) {
-            (Some(source), Some(id)) => Ok(self.store().event(&source, id).await?.map(|e| e.event)),
+            (Some(source), Some(id)) => Ok(self
+                .store()
+                .event(&source, id)
+                .await?
+                .map(|e| std::sync::Arc::unwrap_or_clone(e.event))),
             _ => Ok(None),
         }
     }

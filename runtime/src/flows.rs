@@ -130,7 +130,7 @@ impl<S: Store> Runtime<S> {
                 .store()
                 .event(&flow.trigger.event.source, id)
                 .await?
-                .map(|e| e.event),
+                .map(|e| std::sync::Arc::unwrap_or_clone(e.event)),
             (None, None) => None,
         };
         Ok(trigger.map(|t| (flow.clone(), t)))

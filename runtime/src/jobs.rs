@@ -138,7 +138,11 @@ impl<S: Store> Runtime<S> {
             return Ok(Some(event.clone()));
         }
         Ok(match &wait.event {
-            Some((source, id)) => self.store().event(source, id).await?.map(|e| e.event),
+            Some((source, id)) => self
+                .store()
+                .event(source, id)
+                .await?
+                .map(|e| std::sync::Arc::unwrap_or_clone(e.event)),
             None => None,
         })
     }

@@ -2,6 +2,7 @@
 //! These are plain values; the [`crate::store::Store`] persists them and the
 //! [`crate::Runtime`] moves waits through their one state machine.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
@@ -60,8 +61,10 @@ pub struct StoredEvent {
     pub seq: i64,
     /// When the edge received it.
     pub received_at: Timestamp,
-    /// The event.
-    pub event: Event,
+    /// The event, shared: an edge hands one delivery's event from stage to stage and answers
+    /// with it, and the largest events (16 KiB of text, 8 KiB of attributes) are not copied
+    /// on the way.
+    pub event: Arc<Event>,
 }
 
 /// Which events count for a wait (E1 `since`).

@@ -109,7 +109,7 @@ async fn unrouted(rt: &Rt) -> HashSet<String> {
         .await
         .unwrap()
         .into_iter()
-        .map(|s| s.event.id)
+        .map(|s| s.event.id.clone())
         .collect()
 }
 
@@ -1110,7 +1110,7 @@ async fn closing_the_store_mid_pipeline_answers_every_caller() {
         .await
         .unwrap()
         .into_iter()
-        .map(|s| s.event.id)
+        .map(|s| s.event.id.clone())
         .collect();
     let lost: Vec<&String> = ok.iter().filter(|id| left.contains(*id)).collect();
     assert!(

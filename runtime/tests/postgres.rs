@@ -98,6 +98,64 @@ async fn text_keys_compare_bytewise_and_jobs_leave_room_for_their_update() {
     store.close().await;
 }
 
+/// Migration 0007: an event's text and attributes, and the copies of whole events kept with
+/// waits and fires, are compressed with lz4 (Debian's server has it), not the default pglz,
+/// which made up most of the server's work per event with the largest events; and a large
+/// event comes back as it went in.
+#[tokio::test]
+async fn large_event_columns_are_compressed_with_lz4() {
+    let Some(pg) = pg::server("large_event_columns_lz4") else {
+        return;
+    };
+    let url = pg.fresh_url().await;
+    let store = PostgresStore::connect(&url).await.unwrap();
+    let mut conn = sqlx::PgConnection::connect(&url).await.unwrap();
+    let columns: Vec<(String, String, String)> = sqlx::query_as(
+        "SELECT c.relname::text, a.attname::text, a.attcompression::text \
+         FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid \
+         JOIN pg_namespace n ON n.oid = c.relnamespace \
+         WHERE n.nspname = current_schema() AND a.attnum > 0 AND NOT a.attisdropped \
+         AND (c.relname, a.attname) IN (('events', 'text'), ('events', 'attributes'), \
+              ('waits', 'event_data'), ('fires', 'event_data')) ORDER BY 1, 2",
+    )
+    .fetch_all(&mut conn)
+    .await
+    .unwrap();
+    let expected: Vec<(String, String, String)> = [
+        ("events", "attributes"),
+        ("events", "text"),
+        ("fires", "event_data"),
+        ("waits", "event_data"),
+    ]
+    .iter()
+    .map(|(t, c)| (t.to_string(), c.to_string(), "l".to_owned()))
+    .collect();
+    assert_eq!(columns, expected);
+    let mut large = event("large", "repo/a#1");
+    large.text = "log line: step passed\n".repeat(16 * 1024 / 22);
+    large.attributes = json!(
+        (0..128)
+            .map(|i| (format!("k{i:03}"), json!(format!("value {i}"))))
+            .collect::<serde_json::Map<_, _>>()
+    );
+    let audit = AuditRecord {
+        at: Timestamp(1),
+        action: "event.received".into(),
+        data: json!({}),
+    };
+    store.receive(&large, Timestamp(1), &audit).await.unwrap();
+    let method: Option<String> = sqlx::query_scalar(
+        "SELECT pg_column_compression(text) FROM events WHERE event_id = 'large'",
+    )
+    .fetch_one(&mut conn)
+    .await
+    .unwrap();
+    assert_eq!(method.as_deref(), Some("lz4"));
+    let back = store.event("ci", "large").await.unwrap().expect("stored");
+    assert_eq!(*back.event, large);
+    store.close().await;
+}
+
 /// Migration 0003 moves the events still to route from a column of `events` to a table of
 /// their own: an event left unrouted before the upgrade is still routed by the sweeper after
 /// it, one routed before is not, and routing and retention keep the new table exact.
@@ -120,7 +178,10 @@ async fn the_upgrade_to_the_unrouted_table_keeps_the_events_still_to_route() {
     let store = PostgresStore::connect(&url).await.unwrap();
     let unrouted = |store: PostgresStore| async move {
         let events = store.unrouted(Timestamp(i64::MAX), 10).await.unwrap();
-        events.into_iter().map(|e| e.event.id).collect::<Vec<_>>()
+        events
+            .iter()
+            .map(|e| e.event.id.clone())
+            .collect::<Vec<_>>()
     };
     assert_eq!(unrouted(store.clone()).await, ["left"]);
     // Received before a day ago: the sweeper's own bound leaves it out.

@@ -311,7 +311,7 @@ async fn routing_batch<S: Store>(store: &S) -> serde_json::Value {
     };
     let batch = vec![
         ToRoute {
-            event: b.clone(),
+            event: b.clone().into(),
             candidates: vec![
                 candidate(w1, "j1"),
                 candidate(w2, "j1"),
@@ -322,7 +322,7 @@ async fn routing_batch<S: Store>(store: &S) -> serde_json::Value {
             seq: seq_of(2),
         },
         ToRoute {
-            event: a.clone(),
+            event: a.clone().into(),
             candidates: vec![
                 candidate(w1, "j1"),
                 candidate(w2, "j1"),
@@ -334,7 +334,7 @@ async fn routing_batch<S: Store>(store: &S) -> serde_json::Value {
             seq: None,
         },
         ToRoute {
-            event: a_gh.clone(),
+            event: a_gh.clone().into(),
             candidates: vec![
                 candidate(w5, "j3"),
                 candidate(w6, "j3"),
@@ -344,13 +344,13 @@ async fn routing_batch<S: Store>(store: &S) -> serde_json::Value {
             seq: None,
         },
         ToRoute {
-            event: ghost.clone(),
+            event: ghost.clone().into(),
             candidates: vec![candidate(w6, "j3")],
             mark_routed: true,
             seq: None,
         },
         ToRoute {
-            event: c.clone(),
+            event: c.clone().into(),
             candidates: vec![],
             mark_routed: true,
             seq: seq_of(3),
@@ -510,7 +510,7 @@ async fn many_pools_route_overlapping_batches_at_once() {
                 let batch: Vec<ToRoute> = chunk
                     .iter()
                     .map(|e| ToRoute {
-                        event: e.clone(),
+                        event: e.clone().into(),
                         candidates: shuffled(&waits, (p * 100 + b) as u64)
                             .iter()
                             .map(|(seq, job)| candidate(*seq, job))
@@ -593,7 +593,7 @@ async fn route_and_purge_at_once(
     let batch: Vec<ToRoute> = events
         .iter()
         .map(|(e, seq)| ToRoute {
-            event: e.clone(),
+            event: e.clone().into(),
             candidates: vec![],
             mark_routed: true,
             seq: (round % 2 == 0).then_some(*seq),

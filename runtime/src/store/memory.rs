@@ -132,7 +132,8 @@ impl Inner {
             Undo::Event(seq) => {
                 self.unrouted.remove(&seq);
                 if let Some(e) = self.events.remove(&seq) {
-                    self.event_keys.remove(&(e.event.source, e.event.id));
+                    let event = std::sync::Arc::unwrap_or_clone(e.event);
+                    self.event_keys.remove(&(event.source, event.id));
                 }
             }
             Undo::Events(events) => {
@@ -498,7 +499,7 @@ impl Rows for MemoryTx<'_> {
         let stored = StoredEvent {
             seq,
             received_at,
-            event: event.clone(),
+            event: std::sync::Arc::new(event.clone()),
         };
         s.events.insert(seq, stored);
         s.unrouted.insert(seq);

@@ -81,8 +81,8 @@ pub struct Candidate {
 /// the transaction marks it routed.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ToRoute {
-    /// The event.
-    pub event: Event,
+    /// The event (shared with the edge that routes it).
+    pub event: std::sync::Arc<Event>,
     /// The waits it may go to, oldest registration first.
     pub candidates: Vec<Candidate>,
     /// Whether to mark the event routed with its claims.

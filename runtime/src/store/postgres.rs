@@ -36,7 +36,7 @@ pub struct PostgresStore {
 }
 
 /// The schema's migrations, in order.
-const MIGRATIONS: [(i64, &str, &str); 6] = [
+const MIGRATIONS: [(i64, &str, &str); 7] = [
     (
         1,
         "schema",
@@ -66,6 +66,11 @@ const MIGRATIONS: [(i64, &str, &str); 6] = [
         6,
         "events_by_source",
         include_str!("../../migrations/postgres/0006_events_by_source.sql"),
+    ),
+    (
+        7,
+        "event_compression",
+        include_str!("../../migrations/postgres/0007_event_compression.sql"),
     ),
 ];
 

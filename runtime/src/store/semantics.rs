@@ -193,7 +193,7 @@ impl<B: Backend> Store for B {
                     Some(Received::New(StoredEvent {
                         seq,
                         received_at,
-                        event: event.clone(),
+                        event: std::sync::Arc::new(event.clone()),
                     }))
                 } else {
                     let view = match &mut read {
@@ -265,7 +265,7 @@ impl<B: Backend> Store for B {
         now: Timestamp,
     ) -> StoreResult<Claim> {
         let one = ToRoute {
-            event: event.clone(),
+            event: std::sync::Arc::new(event.clone()),
             candidates: vec![candidate.clone()],
             mark_routed: false,
             seq: None,
@@ -286,7 +286,7 @@ impl<B: Backend> Store for B {
         mark_routed: bool,
     ) -> StoreResult<Vec<Claim>> {
         let one = ToRoute {
-            event: event.clone(),
+            event: std::sync::Arc::new(event.clone()),
             candidates: candidates.to_vec(),
             mark_routed,
             seq: None,

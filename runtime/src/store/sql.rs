@@ -193,7 +193,7 @@ pub(super) fn event_from_row(row: &impl Columns) -> StoreResult<StoredEvent> {
     Ok(StoredEvent {
         seq: row.int("seq")?,
         received_at: Timestamp(row.int("received_at")?),
-        event: Event {
+        event: std::sync::Arc::new(Event {
             source: row.text("source")?,
             id: row.text("event_id")?,
             kind: row.text("type")?,
@@ -202,7 +202,7 @@ pub(super) fn event_from_row(row: &impl Columns) -> StoreResult<StoredEvent> {
             text: row.text("text")?,
             attributes: serde_json::from_str(&attributes)
                 .map_err(|_| bad_row("events.attributes"))?,
-        },
+        }),
     })
 }
 

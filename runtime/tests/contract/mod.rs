@@ -200,7 +200,7 @@ async fn receiving_and_routing<S: Store>(store: &S) {
         Received::New(stored) => stored,
         other @ Received::Known { .. } => panic!("a new event: {other:?}"),
     };
-    assert_eq!(stored.event, event("r1"));
+    assert_eq!(*stored.event, event("r1"));
     let again = store
         .receive(&event("r1"), Timestamp(60), &received("r1"))
         .await
@@ -410,7 +410,10 @@ async fn claims<S: Store>(store: &S) {
     assert!(store.job("ck").await.unwrap().unwrap().outside_started);
     // Look-back leaves out what the job's ledger holds.
     let ids = |events: Vec<ozcheck_runtime::model::StoredEvent>| {
-        events.into_iter().map(|e| e.event.id).collect::<Vec<_>>()
+        events
+            .iter()
+            .map(|e| e.event.id.clone())
+            .collect::<Vec<_>>()
     };
     assert_eq!(
         ids(store
@@ -758,7 +761,7 @@ async fn batches<S: Store>(store: &S) {
         panic!("not both new: {first:?}");
     };
     assert!(s1.seq != s2.seq);
-    assert_eq!((&s1.event, &s2.event), (&e1, &e2));
+    assert_eq!((&*s1.event, &*s2.event), (&e1, &e2));
     // A second delivery of an unrouted event is known and unrouted; a new one in the same batch
     // is new.
     let second = store
@@ -786,7 +789,7 @@ async fn batches<S: Store>(store: &S) {
     let batch: Vec<ToRoute> = [&e1, &e2, &e3]
         .into_iter()
         .map(|event| ToRoute {
-            event: event.clone(),
+            event: event.clone().into(),
             candidates: all.to_vec(),
             mark_routed: true,
             seq: None,
@@ -845,13 +848,13 @@ async fn batches<S: Store>(store: &S) {
             .unwrap(),
     );
     let late = ToRoute {
-        event: e3.clone(),
+        event: e3.clone().into(),
         candidates: vec![candidate(b4, "bj"), candidate(b5, "bk")],
         mark_routed: false,
         seq: None,
     };
     let e2_again = ToRoute {
-        event: e2.clone(),
+        event: e2.clone().into(),
         candidates: vec![candidate(b4, "bj"), candidate(b5, "bk")],
         mark_routed: false,
         seq: None,
