@@ -9,7 +9,8 @@
 //! ```
 //!
 //! With `ROUTE_BENCH_LARGEST=1` every event is as large as a source may give one: 16 KiB of
-//! `text` and just under 8 KiB of `attributes` (128 keys); otherwise events have no text and one attribute.
+//! `text` and just under 8 KiB of `attributes` (128 keys); otherwise events have no text and
+//! one attribute.
 //!
 //! `IN_FLIGHT` events are ingested at once (default 1: one after another), as concurrent
 //! deliveries would be; with `postgres`, `EDGES` runtimes (each its own connection pool, routing

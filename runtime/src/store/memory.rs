@@ -132,8 +132,8 @@ impl Inner {
             Undo::Event(seq) => {
                 self.unrouted.remove(&seq);
                 if let Some(e) = self.events.remove(&seq) {
-                    let event = std::sync::Arc::unwrap_or_clone(e.event);
-                    self.event_keys.remove(&(event.source, event.id));
+                    self.event_keys
+                        .remove(&(e.event.source.clone(), e.event.id.clone()));
                 }
             }
             Undo::Events(events) => {

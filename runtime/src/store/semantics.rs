@@ -15,6 +15,7 @@
 //!   job's ledger holds.
 
 use std::collections::{BTreeSet, HashSet};
+use std::sync::Arc;
 
 use super::rows::{Backend, Claims, Closing, ReadRows, Routed, Rows};
 use super::{
@@ -193,7 +194,7 @@ impl<B: Backend> Store for B {
                     Some(Received::New(StoredEvent {
                         seq,
                         received_at,
-                        event: std::sync::Arc::new(event.clone()),
+                        event: Arc::new(event.clone()),
                     }))
                 } else {
                     let view = match &mut read {
@@ -265,7 +266,7 @@ impl<B: Backend> Store for B {
         now: Timestamp,
     ) -> StoreResult<Claim> {
         let one = ToRoute {
-            event: std::sync::Arc::new(event.clone()),
+            event: Arc::new(event.clone()),
             candidates: vec![candidate.clone()],
             mark_routed: false,
             seq: None,
@@ -286,7 +287,7 @@ impl<B: Backend> Store for B {
         mark_routed: bool,
     ) -> StoreResult<Vec<Claim>> {
         let one = ToRoute {
-            event: std::sync::Arc::new(event.clone()),
+            event: Arc::new(event.clone()),
             candidates: candidates.to_vec(),
             mark_routed,
             seq: None,
