@@ -16,7 +16,8 @@
 //! deliveries would be; with `postgres`, `EDGES` runtimes (each its own connection pool, routing
 //! through the database's index as edges sharing one database do) take the events in turn. The
 //! waits are registered through the runtime too (jobs started, waits registered), 64 at once;
-//! that is not timed.
+//! that is not timed. With `postgres` the process runs on two worker threads, or on
+//! `ROUTE_BENCH_THREADS` (1: one thread for every edge and the driver).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -315,6 +316,16 @@ fn number(arg: Option<String>, default: usize) -> usize {
     arg.and_then(|a| a.parse().ok()).unwrap_or(default)
 }
 
+/// Worker threads of the benchmark process with `postgres` (`ROUTE_BENCH_THREADS`, default 2;
+/// 1 runs every edge and the driver on one thread).
+fn threads() -> usize {
+    std::env::var("ROUTE_BENCH_THREADS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(2)
+        .max(1)
+}
+
 fn main() {
     let mut args = std::env::args().skip(1);
     let which = args.next().unwrap_or_else(|| "memory".into());
@@ -356,7 +367,7 @@ fn main() {
             let edges = number(args.next(), 1).max(1);
             let events = number(args.next(), 100_000);
             let in_flight = number(args.next(), 64).max(1);
-            runtime(2).block_on(async {
+            runtime(threads()).block_on(async {
                 let schema = PostgresStore::create_schema(&url).await.expect("schema");
                 let clock = clock();
                 let mut runtimes = Vec::new();

@@ -243,9 +243,12 @@ pub type PostgresTx = SqlTx<Postgres>;
 pub type PostgresRead = SqlRead<Postgres>;
 
 impl Backend for PostgresStore {
-    /// Most deliveries an edge routes in one transaction. The gain flattens out well below it
-    /// (BENCHMARKS.md); it bounds a transaction's size and how long its locks are held.
-    const GROUP: usize = 128;
+    /// Most deliveries an edge retains, and routes, in one transaction. A group holds what
+    /// arrived while the last one was in the store, so it only grows this large when senders
+    /// keep many deliveries in flight; then larger groups cost the server less per event
+    /// (decision 0010, "Ninth pass"). It bounds a transaction's size and how long its locks
+    /// are held.
+    const GROUP: usize = 512;
 
     type Tx<'a> = PostgresTx;
     type Read<'a> = PostgresRead;
@@ -625,10 +628,15 @@ mod sets {
     /// here in sequence order, the order retention deletes them in. Returns how many ledger
     /// rows were added and how many waits were closed.
     ///
-    /// The waits are reached by their sequence numbers only. The check that each is still open
-    /// compares with `(SELECT 'open')`, a value the planner does not see: with `state = 'open'`
-    /// written out, every partial index on open waits qualified too, and the planner read a
-    /// whole one when stale statistics said it was nearly empty (`tests/plans_pg.rs`).
+    /// The waits are reached by their places in the table (`ctid`), each found by its sequence
+    /// number in a lookup of its own: joined to the batch as a whole, a plan made for a batch
+    /// of 200 hashed it and read every wait (`tests/plans_pg.rs`, plans made per execution).
+    /// A place found stays the wait's: the caller holds the waits locked or, if not, a wait
+    /// updated meanwhile was closed by someone else and is skipped, as the check that it is
+    /// open would skip it. That check compares with `(SELECT 'open')`, a value the planner
+    /// does not see: with `state = 'open'` written out, every partial index on open waits
+    /// qualified too, and the planner read a whole one when stale statistics said it was
+    /// nearly empty.
     ///
     /// An event routed is found by the sequence number its router has; only one routed
     /// without it (`Store::route`) is looked up by identity, one key at a time (`OFFSET 0`
@@ -676,9 +684,11 @@ mod sets {
                RETURNING 1), \
              c AS (UPDATE waits SET state = c.st, event_source = c.es, event_id = c.ei, \
                reason = c.why, closed_at = c.at, event_data = c.data \
-               FROM unnest($5::bigint[], $6::text[], $7::text[], $8::text[], $9::text[], \
-               $10::bigint[], $11::text[]) AS c(seq, st, es, ei, why, at, data) \
-               WHERE waits.seq = c.seq AND waits.state = (SELECT 'open') RETURNING 1), \
+               FROM (SELECT c.*, w.place FROM unnest($5::bigint[], $6::text[], $7::text[], \
+               $8::text[], $9::text[], $10::bigint[], $11::text[]) \
+               AS c(seq, st, es, ei, why, at, data) CROSS JOIN LATERAL \
+               (SELECT ctid AS place FROM waits WHERE seq = c.seq OFFSET 0) AS w) AS c \
+               WHERE waits.ctid = c.place AND waits.state = (SELECT 'open') RETURNING 1), \
              a AS (INSERT INTO audit (at, action, data) SELECT a, b, c \
                FROM unnest($12::bigint[], $13::text[], $14::text[]) \
                WITH ORDINALITY AS k(a, b, c, n) ORDER BY n RETURNING 1), \
