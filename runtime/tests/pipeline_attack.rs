@@ -383,9 +383,10 @@ async fn a_duplicate_answered_ok_never_leaves_its_event_unrouted_when_routing_fa
 
 /// Stage 1 retains a batch in identity order ([ya, zb] numbered ya first) and queues it for
 /// stage 2 in the order the callers came (zb, then ya). When stage 2's queue holds other
-/// events before them, its batch of at most a group may end between the two: zb is then routed in
-/// one batch and ya in the next. Both match one wait: the wait must get ya, numbered first,
-/// as one delivery after another (and the batches before the pipeline) would give it.
+/// events before them, its batch of at most a group may end between the two: zb is then
+/// routed in one batch and ya in the next. Both match one wait: the wait must get ya,
+/// numbered first, as one delivery after another (and the batches before the pipeline) would
+/// give it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_retained_batch_split_by_stage_2_is_still_routed_in_sequence_order() {
     let Some((url, clock)) = schema("a_retained_batch_split_by_stage_2").await else {
