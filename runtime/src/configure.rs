@@ -8,6 +8,7 @@
 use crate::args::{parse_duration, parse_wait_args};
 use crate::config::Config;
 use crate::error::RuntimeError;
+use crate::keys::{MAX_HEADER_FIELD, MAX_NAME, too_long};
 use crate::triggers::Triggers;
 
 /// Checks `config` as a save would: every trigger's `filter` and `sender` through the
@@ -15,6 +16,16 @@ use crate::triggers::Triggers;
 pub fn check(config: &Config) -> Result<(), RuntimeError> {
     check_names(config)?;
     for source in &config.sources {
+        if source.bounds.header_field > MAX_HEADER_FIELD {
+            return Err(RuntimeError::invalid(
+                "bound-too-large",
+                format!(
+                    "source `{}`: `header_field` is {} bytes; the runtime keeps header fields \
+                     of at most {MAX_HEADER_FIELD} bytes (they are keys of its stores)",
+                    source.name, source.bounds.header_field
+                ),
+            ));
+        }
         if let Some(step) = &source.eval_clock_step {
             if parse_duration(step).is_none() {
                 return Err(RuntimeError::invalid(
@@ -74,6 +85,23 @@ fn check_names(config: &Config) -> Result<(), RuntimeError> {
             format!("two {what} are named `{name}`"),
         ))
     };
+    let names = config
+        .sources
+        .iter()
+        .map(|s| ("a source's name", &s.name))
+        .chain(config.routines.iter().flat_map(|r| {
+            std::iter::once(("a routine's name", &r.name))
+                .chain(r.triggers.iter().map(|t| ("a trigger's name", &t.name)))
+        }))
+        .chain(config.flows.iter().flat_map(|f| {
+            std::iter::once(("a flow's name", &f.name))
+                .chain(f.steps.iter().map(|s| ("a step's id", &s.id)))
+        }));
+    for (what, name) in names {
+        if let Some(why) = too_long(what, name, MAX_NAME) {
+            return Err(RuntimeError::invalid("name-too-long", why));
+        }
+    }
     let mut seen = std::collections::HashSet::new();
     for s in &config.sources {
         if !seen.insert(("source", s.name.as_str())) {

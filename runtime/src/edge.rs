@@ -7,7 +7,7 @@
 //! (tasks, or edges sharing one database) may call [`Runtime::route`] for the same event at once:
 //! a wait gets one event, and an event goes to one wait of a job.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, RwLock, Weak};
 use std::time::Duration;
 
@@ -134,18 +134,48 @@ impl<S: Store> Runtime<S> {
 
     /// Routes the events received before `before` that are still unrouted (their router died
     /// between retaining and routing them). Returns how many.
+    ///
+    /// An event that fails is logged and left for the next pass, and the pass goes on with the
+    /// events after it: the oldest event comes first in every pass, so one event the store
+    /// refused would otherwise hold back every later one, and the retention that runs after
+    /// the pass. Failures one after another with no success between them look like the
+    /// store's fault rather than the events': after [`REROUTE_FAILURES`] of them the pass ends
+    /// with the last error.
     pub async fn reroute(&self, before: Timestamp) -> Result<usize, StoreError> {
         const BATCH: u32 = 256;
         let mut done = 0;
+        let mut failed: HashSet<i64> = HashSet::new();
+        let mut in_a_row = 0;
         loop {
-            let events = self.store.unrouted(before, BATCH).await?;
-            if events.is_empty() {
+            let skip = u32::try_from(failed.len()).unwrap_or(u32::MAX);
+            let events = self
+                .store
+                .unrouted(before, BATCH.saturating_add(skip))
+                .await?;
+            let fresh: Vec<&StoredEvent> =
+                events.iter().filter(|e| !failed.contains(&e.seq)).collect();
+            if fresh.is_empty() {
                 return Ok(done);
             }
-            for stored in &events {
-                self.route_and_fire(stored).await?;
+            for stored in fresh {
+                match self.route_and_fire(stored).await {
+                    Ok(()) => {
+                        done += 1;
+                        in_a_row = 0;
+                    }
+                    Err(e) => {
+                        self.log(format!(
+                            "reroute: event {}/{} (#{}) left for the next pass: {e}",
+                            stored.event.source, stored.event.id, stored.seq
+                        ));
+                        failed.insert(stored.seq);
+                        in_a_row += 1;
+                        if in_a_row >= REROUTE_FAILURES {
+                            return Err(e);
+                        }
+                    }
+                }
             }
-            done += events.len();
         }
     }
 
@@ -261,6 +291,15 @@ impl<S: Store> Runtime<S> {
                 "unknown-source",
                 format!("no event source `{}`", spec.source),
             ));
+        }
+        let longest_subject = usize::try_from(crate::keys::MAX_HEADER_FIELD).unwrap_or(usize::MAX);
+        let too_long = crate::keys::too_long("the wait's name", name, crate::keys::MAX_WAIT_NAME)
+            .or_else(|| {
+                let subject = spec.subject.as_deref().unwrap_or_default();
+                crate::keys::too_long("the wait's `subject`", subject, longest_subject)
+            });
+        if let Some(why) = too_long {
+            return Err(RuntimeError::invalid("key-too-long", why));
         }
         let filter = self.compile_filter(&spec).map_err(|r| {
             RuntimeError::refused(r.code, format!("the filter is refused: {}", r.message))
@@ -452,7 +491,13 @@ impl<S: Store> Runtime<S> {
     /// are retained together in the next transaction, and the events retained wait likewise to
     /// be routed together in one more. The two stages overlap: while one group is routed, the
     /// next is retained. A delivery is answered once its event is routed.
+    ///
+    /// An event whose identity is longer than the runtime keeps (`keys`) is refused with an
+    /// error before it joins a group, so it fails only its own delivery.
     pub async fn ingest(&self, event: &Event) -> Result<Option<StoredEvent>, StoreError> {
+        if let Some(why) = crate::keys::event_refusal(event) {
+            return Err(StoreError(why));
+        }
         let max = self.store.group_size();
         if let (true, Some(me)) = (max > 1, self.me.upgrade()) {
             let receipt = self
@@ -771,12 +816,19 @@ impl<S: Store> Runtime<S> {
         self.fire_due().await?;
         let now = self.now();
         if self.routes.holds_sweeper(&*self.store, now).await? {
-            self.reroute(now.minus(REROUTE_AFTER)).await?;
+            // Retention runs even when re-routing failed: it is what finally removes an event
+            // that cannot be routed.
+            let rerouted = self.reroute(now.minus(REROUTE_AFTER)).await;
             self.store.purge_events(now.minus(DAY)).await?;
+            rerouted?;
         }
         Ok(())
     }
 }
+
+/// Failures one after another, with no event routed between them, that end a pass of
+/// [`Runtime::reroute`].
+pub const REROUTE_FAILURES: usize = 8;
 
 /// How long an unrouted event is left to the edge that is routing it before the sweeper
 /// routes it (routing twice is harmless, but wasted work).

@@ -85,7 +85,12 @@ impl<S: Store> Runtime<S> {
                 return Ok(Delivered::status(400, reason));
             }
         };
-        if let Err(reason) = check_bounds(&event, &config.bounds) {
+        // A source's bounds are at most what the runtime keeps (`keys`) when its configuration
+        // was checked; the second test holds for one that was not.
+        let refused = check_bounds(&event, &config.bounds)
+            .err()
+            .or_else(|| crate::keys::event_refusal(&event));
+        if let Some(reason) = refused {
             self.refuse(source, "bounds", &reason).await?;
             return Ok(Delivered::status(413, reason));
         }

@@ -23,6 +23,7 @@ mod group;
 pub mod index;
 pub mod ingest;
 pub mod jobs;
+pub mod keys;
 pub mod log;
 pub mod model;
 pub mod probe;

@@ -15,55 +15,28 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use ozcheck_runtime::clock::{ManualClock, Timestamp};
-use ozcheck_runtime::model::{Event, StoredEvent, WaitState};
+use ozcheck_runtime::model::{Event, WaitState};
 use ozcheck_runtime::store::{PostgresStore, Store};
-use ozcheck_runtime::{JobStart, Routing, Runtime};
 use serde_json::json;
 use sqlx::Connection;
 use tokio::task::JoinHandle;
 
 mod fixtures;
 mod pg;
+mod pg_edges;
 
 use fixtures::{config, event};
-
-type Rt = Arc<Runtime<PostgresStore>>;
-type Answer = Result<Option<StoredEvent>, String>;
+use pg_edges::{Answer, Rt, connect, job, schema, spawn_ingest};
 
 /// The longest any one delivery may take before it counts as hung.
 const HANG: Duration = Duration::from_secs(15);
 
-/// An edge sharing the database at `url`, its connections named `app` (so that a test can
-/// terminate them and no other's).
 async fn edge_named(url: &str, name: &str, app: &str, clock: &ManualClock) -> Rt {
-    let url = format!("{url}&application_name={app}");
-    let store = Arc::new(PostgresStore::connect(&url).await.unwrap());
-    let routing = Routing::Shared {
-        edge: name.to_owned(),
-    };
-    Runtime::start_with(store, Arc::new(clock.clone()), config(), &routing)
-        .await
-        .unwrap()
-}
-
-/// A fresh schema on the test server and the clock of the edges on it; `None` without a server
-/// (the test is skipped, and `pg::server` says so).
-async fn schema(test: &str) -> Option<(String, ManualClock)> {
-    let pg = pg::server(test)?;
-    Some((pg.fresh_url().await, ManualClock::new(Timestamp(1_000_000))))
+    pg_edges::edge_named(url, name, app, clock, config()).await
 }
 
 async fn edge(url: &str, clock: &ManualClock) -> Rt {
     edge_named(url, "edge-0", "ozcheck_pipeline_attack", clock).await
-}
-
-async fn job(rt: &Rt, id: &str) {
-    rt.start_job(&JobStart {
-        id: id.into(),
-        ..JobStart::default()
-    })
-    .await
-    .unwrap();
 }
 
 /// A job `job` with a wait `w` on `subject`; returns the wait's sequence.
@@ -80,18 +53,9 @@ async fn actions<S: Store>(store: &S, action: &str) -> usize {
     audit.iter().filter(|r| r.action == action).count()
 }
 
-fn spawn_ingest(rt: &Rt, ev: Event) -> JoinHandle<Answer> {
-    let rt = rt.clone();
-    tokio::spawn(async move { rt.ingest(&ev).await.map_err(|e| e.0) })
-}
-
 /// A delivery's answer, or a failure if it hung.
 async fn answer(task: JoinHandle<Answer>, what: &str) -> Answer {
-    match tokio::time::timeout(HANG, task).await {
-        Ok(Ok(answer)) => answer,
-        Ok(Err(e)) => panic!("{what}: the delivery panicked: {e}"),
-        Err(elapsed) => panic!("{what}: the delivery hung ({elapsed} after {HANG:?})"),
-    }
+    pg_edges::answer(task, what, HANG).await
 }
 
 /// `rt.ingest(ev)`, bounded.
@@ -122,10 +86,6 @@ async fn drain(rt: &Rt, id: &str) {
         matches!(answer, Ok(Some(_))),
         "the draining delivery {id}: {answer:?}"
     );
-}
-
-async fn connect(url: &str) -> sqlx::PgConnection {
-    sqlx::PgConnection::connect(url).await.unwrap()
 }
 
 /// A connection holding the row lock of wait `seq` in an open transaction: stage 2 stops on
