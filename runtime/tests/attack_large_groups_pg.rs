@@ -187,6 +187,25 @@ async fn release_all(
     stuck
 }
 
+/// Holds both stages of every edge of `edges`.
+async fn hold_all(edges: &[Rt], url: &str) -> Vec<Held> {
+    let mut held = Vec::new();
+    for (k, e) in edges.iter().enumerate() {
+        held.push(hold(e, url, &format!("e{k}")).await);
+    }
+    held
+}
+
+/// Fails with the first few of `errors` (delivery, error) when there are any.
+fn no_errors(errors: &[(String, String)]) {
+    assert!(
+        errors.is_empty(),
+        "{} deliveries failed, e.g. {:?}",
+        errors.len(),
+        &errors[..errors.len().min(3)]
+    );
+}
+
 /// Whether `ci/<id>` is retained and routed; `None` if not retained.
 async fn routed(url: &str, id: &str) -> Option<bool> {
     let mut conn = connect(url).await;
@@ -340,10 +359,7 @@ async fn four_edges_512_groups_same_job_candidates_keep_every_promise() {
                 .unwrap();
         }
     }
-    let mut held = Vec::new();
-    for (k, e) in edges.iter().enumerate() {
-        held.push(hold(e, &url, &format!("e{k}")).await);
-    }
+    let mut held = hold_all(&edges, &url).await;
     let mut tasks = Vec::new();
     for e in 0..EVENTS {
         let id = format!("e{e}");
@@ -373,12 +389,7 @@ async fn four_edges_512_groups_same_job_candidates_keep_every_promise() {
     let stuck = release_all(&url, &mut held, (EVENTS + 4) as i64).await;
     tasks.extend(stuck);
     let (new, dup, errors) = tally(tasks).await;
-    assert!(
-        errors.is_empty(),
-        "{} deliveries failed, e.g. {:?}",
-        errors.len(),
-        &errors[..errors.len().min(3)]
-    );
+    no_errors(&errors);
     assert_eq!(
         new.len(),
         EVENTS + 8,
@@ -410,10 +421,7 @@ async fn one_wait_512_candidates_in_one_group_on_three_edges() {
         .wait_for_event("solo", "w", &json!({"source": "ci", "subject": "hot"}))
         .await
         .unwrap();
-    let mut held = Vec::new();
-    for (k, e) in edges.iter().enumerate() {
-        held.push(hold(e, &url, &format!("e{k}")).await);
-    }
+    let mut held = hold_all(&edges, &url).await;
     let mut tasks = Vec::new();
     for e in 0..EVENTS {
         for edge in &edges {
@@ -424,7 +432,7 @@ async fn one_wait_512_candidates_in_one_group_on_three_edges() {
     let stuck = release_all(&url, &mut held, (EVENTS + 3) as i64).await;
     tasks.extend(stuck);
     let (new, _, errors) = tally(tasks).await;
-    assert!(errors.is_empty(), "{:?}", &errors[..errors.len().min(3)]);
+    no_errors(&errors);
     assert_eq!(new.len(), EVENTS + 6);
     let v = violations(&url, false).await;
     assert!(v.is_empty(), "{v:?}");
@@ -755,10 +763,7 @@ async fn deadlines_cancels_ends_and_look_backs_race_large_groups() {
             .await
             .unwrap();
     }
-    let mut held = Vec::new();
-    for (k, e) in edges.iter().enumerate() {
-        held.push(hold(e, &url, &format!("e{k}")).await);
-    }
+    let mut held = hold_all(&edges, &url).await;
     let mut tasks = Vec::new();
     for e in 0..EVENTS {
         let id = format!("e{e}");
@@ -843,12 +848,7 @@ async fn deadlines_cancels_ends_and_look_backs_race_large_groups() {
     for e in &edges {
         e.sweep().await.unwrap();
     }
-    assert!(
-        errors.is_empty(),
-        "{} deliveries failed: {:?}",
-        errors.len(),
-        &errors[..errors.len().min(3)]
-    );
+    no_errors(&errors);
     assert!(side_errors.is_empty(), "{side_errors:?}");
     let v = violations(&url, false).await;
     assert!(v.is_empty(), "{v:?}");
@@ -920,10 +920,7 @@ async fn retention_races_512_groups() {
             .unwrap();
     }
     clock.advance(Duration::from_secs(24 * 3600 + 60));
-    let mut held = Vec::new();
-    for (k, e) in edges.iter().enumerate() {
-        held.push(hold(e, &url, &format!("e{k}")).await);
-    }
+    let mut held = hold_all(&edges, &url).await;
     let mut tasks = Vec::new();
     for e in 0..NEW {
         let id = format!("n{e}");
@@ -968,12 +965,7 @@ async fn retention_races_512_groups() {
         .await
         .expect("purge hung")
         .unwrap();
-    assert!(
-        errors.is_empty(),
-        "{} deliveries failed: {:?}",
-        errors.len(),
-        &errors[..errors.len().min(3)]
-    );
+    no_errors(&errors);
     assert!(purge_errors.is_empty(), "{purge_errors:?}");
     // Retention forgets the old events; counts of what is left must still add up for the new
     // ones, and nothing is left to route.
@@ -1087,10 +1079,7 @@ async fn keys_that_stress_sql_in_one_large_group_match_bytewise() {
         )
         .await
         .unwrap();
-    let mut held = Vec::new();
-    for (k, e) in edges.iter().enumerate() {
-        held.push(hold(e, &url, &format!("e{k}")).await);
-    }
+    let mut held = hold_all(&edges, &url).await;
     let mut tasks = Vec::new();
     let mut n = 0;
     for round in 0..12 {
@@ -1111,12 +1100,7 @@ async fn keys_that_stress_sql_in_one_large_group_match_bytewise() {
     let stuck = release_all(&url, &mut held, i64::from(n) + 2).await;
     tasks.extend(stuck);
     let (_new, _, errors) = tally(tasks).await;
-    assert!(
-        errors.is_empty(),
-        "{} deliveries failed: {:?}",
-        errors.len(),
-        &errors[..errors.len().min(3)]
-    );
+    no_errors(&errors);
     for (job_id, source, s) in &registered {
         let w = edges[1].store().wait(job_id, "w").await.unwrap().unwrap();
         assert_eq!(w.state, WaitState::Matched, "the wait on {s:?}");
