@@ -21,6 +21,7 @@ use crate::error::RuntimeError;
 use crate::filter::{ExprRole, Filter, PreparedEvent, Stopped};
 use crate::group::Group;
 use crate::index::ArmedWait;
+use crate::keys;
 use crate::log::LogRing;
 use crate::model::{AuditRecord, Event, Job, Since, StoredEvent, Wait, WaitSpec, WaitState};
 use crate::routes::{Routes, Routing};
@@ -292,14 +293,9 @@ impl<S: Store> Runtime<S> {
                 format!("no event source `{}`", spec.source),
             ));
         }
-        let longest_subject = usize::try_from(crate::keys::MAX_HEADER_FIELD).unwrap_or(usize::MAX);
-        let too_long = crate::keys::too_long("the wait's name", name, crate::keys::MAX_WAIT_NAME)
-            .or_else(|| {
-                let subject = spec.subject.as_deref().unwrap_or_default();
-                crate::keys::too_long("the wait's `subject`", subject, longest_subject)
-            });
-        if let Some(why) = too_long {
-            return Err(RuntimeError::invalid("key-too-long", why));
+        keys::check("the wait's name", name, keys::MAX_WAIT_NAME)?;
+        if let Some(subject) = &spec.subject {
+            keys::check("the wait's `subject`", subject, keys::MAX_FIELD)?;
         }
         let filter = self.compile_filter(&spec).map_err(|r| {
             RuntimeError::refused(r.code, format!("the filter is refused: {}", r.message))
@@ -495,7 +491,7 @@ impl<S: Store> Runtime<S> {
     /// An event whose identity is longer than the runtime keeps (`keys`) is refused with an
     /// error before it joins a group, so it fails only its own delivery.
     pub async fn ingest(&self, event: &Event) -> Result<Option<StoredEvent>, StoreError> {
-        if let Some(why) = crate::keys::event_refusal(event) {
+        if let Some(why) = keys::event_refusal(event) {
             return Err(StoreError(why));
         }
         let max = self.store.group_size();

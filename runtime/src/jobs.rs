@@ -58,9 +58,7 @@ fn may_wait(job: &Job) -> Result<(), RuntimeError> {
 impl<S: Store> Runtime<S> {
     /// Starts a job; its `since: job` waits count events from now on.
     pub async fn start_job(&self, start: &JobStart) -> Result<Job, RuntimeError> {
-        if let Some(why) = crate::keys::too_long("the job id", &start.id, crate::keys::MAX_JOB_ID) {
-            return Err(RuntimeError::invalid("key-too-long", why));
-        }
+        crate::keys::check("the job id", &start.id, crate::keys::MAX_JOB_ID)?;
         let now = self.now();
         let runtime = start
             .runtime

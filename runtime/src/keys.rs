@@ -17,11 +17,15 @@
 //! `tests/attack_large_groups_pg.rs` routes a ledger key of a 1,285-byte job id and a 1,024-byte
 //! event id, and waits on 1,024-byte subjects, in large groups on `PostgreSQL`.
 
+use crate::error::RuntimeError;
 use crate::model::Event;
 
-/// The largest `header_field` bound a source may declare: each of an event's `id`, `source`,
-/// `type`, `action` and `subject`, in bytes.
-pub const MAX_HEADER_FIELD: u64 = 1024;
+/// The longest header field an event may have (`id`, `source`, `type`, `action`, `subject`),
+/// and so the longest subject a wait may have, in bytes.
+pub const MAX_FIELD: usize = 1024;
+
+/// The largest `header_field` bound a source may declare: [`MAX_FIELD`], as bounds count it.
+pub const MAX_HEADER_FIELD: u64 = MAX_FIELD as u64;
 
 /// The longest name in a configuration (a source, routine, trigger, flow or step), in bytes.
 pub const MAX_NAME: usize = 128;
@@ -43,17 +47,20 @@ pub fn too_long(what: &str, value: &str, max: usize) -> Option<String> {
     })
 }
 
+/// [`too_long`] as the error a caller gets: `key-too-long`, the arguments refused.
+pub fn check(what: &str, value: &str, max: usize) -> Result<(), RuntimeError> {
+    match too_long(what, value, max) {
+        Some(why) => Err(RuntimeError::invalid("key-too-long", why)),
+        None => Ok(()),
+    }
+}
+
 /// Why an event's identity cannot be kept: its `source` longer than a configured name may be,
 /// or its `id` longer than any source's `header_field` bound may be. A delivery checks its
 /// source's own bounds before this; this guards the library's callers.
 pub fn event_refusal(event: &Event) -> Option<String> {
-    too_long("the event's `source`", &event.source, MAX_NAME).or_else(|| {
-        too_long(
-            "the event's `id`",
-            &event.id,
-            usize::try_from(MAX_HEADER_FIELD).unwrap_or(usize::MAX),
-        )
-    })
+    too_long("the event's `source`", &event.source, MAX_NAME)
+        .or_else(|| too_long("the event's `id`", &event.id, MAX_FIELD))
 }
 
 #[cfg(test)]
@@ -76,7 +83,7 @@ mod tests {
     fn an_event_identity_is_bounded_in_source_and_id() {
         let mut event = Event {
             source: "s".repeat(MAX_NAME),
-            id: "i".repeat(1024),
+            id: "i".repeat(MAX_FIELD),
             kind: "t".into(),
             action: String::new(),
             subject: String::new(),

@@ -506,10 +506,11 @@ async fn a_ledger_key_the_database_refuses_fails_only_its_own_event() {
         .await
         .unwrap();
     assert!(inserted);
+    // Its wait under the longest name a wait may have: the widest (job, name) key too.
     let registered = rt
         .wait_for_event(
             &long_job,
-            "w",
+            &noise(512),
             &json!({"source": "ci", "subject": "poison"}),
         )
         .await;

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use ozcheck_runtime::clock::{Clock, ManualClock, Timestamp};
 use ozcheck_runtime::config::Config;
-use ozcheck_runtime::keys::{MAX_HEADER_FIELD, MAX_JOB_ID, MAX_NAME, MAX_WAIT_NAME};
+use ozcheck_runtime::keys::{MAX_FIELD, MAX_HEADER_FIELD, MAX_JOB_ID, MAX_NAME, MAX_WAIT_NAME};
 use ozcheck_runtime::store::{MemoryStore, Store};
 use ozcheck_runtime::{JobStart, Routing, Runtime};
 use serde_json::json;
@@ -20,10 +20,6 @@ mod pg_edges;
 
 use fixtures::{config, event};
 use pg_edges::Rt;
-
-fn longest_field() -> usize {
-    usize::try_from(MAX_HEADER_FIELD).unwrap()
-}
 
 async fn memory_edge() -> Arc<Runtime<MemoryStore>> {
     let clock = ManualClock::new(Timestamp(1_000_000));
@@ -65,20 +61,20 @@ async fn a_job_id_a_wait_name_and_a_subject_are_refused_one_byte_past_their_limi
     let name = "w".repeat(MAX_WAIT_NAME);
     rt.wait_for_event(&job, &name, &args).await.unwrap();
 
-    let long_subject = json!({"source": "ci", "subject": "s".repeat(longest_field() + 1)});
+    let long_subject = json!({"source": "ci", "subject": "s".repeat(MAX_FIELD + 1)});
     let refused = rt
         .wait_for_event(&job, "w2", &long_subject)
         .await
         .unwrap_err();
     assert_eq!(refused.code(), "key-too-long", "{refused}");
-    let subject = json!({"source": "ci", "subject": "s".repeat(longest_field())});
+    let subject = json!({"source": "ci", "subject": "s".repeat(MAX_FIELD)});
     rt.wait_for_event(&job, "w2", &subject).await.unwrap();
 }
 
 #[tokio::test]
 async fn an_event_identity_past_its_limits_fails_only_its_own_ingest() {
     let rt = memory_edge().await;
-    let long_id = event(&"i".repeat(longest_field() + 1), "s");
+    let long_id = event(&"i".repeat(MAX_FIELD + 1), "s");
     let refused = rt.ingest(&long_id).await.unwrap_err();
     assert!(refused.0.contains("`id` is 1025 bytes"), "{refused}");
     let mut long_source = event("e", "s");
@@ -87,7 +83,7 @@ async fn an_event_identity_past_its_limits_fails_only_its_own_ingest() {
     assert!(refused.0.contains("`source` is 129 bytes"), "{refused}");
     // At the limit it is kept.
     let kept = rt
-        .ingest(&event(&"i".repeat(longest_field()), "s"))
+        .ingest(&event(&"i".repeat(MAX_FIELD), "s"))
         .await
         .unwrap();
     assert!(kept.is_some());
