@@ -431,7 +431,7 @@ impl ExprGen<'_, '_> {
             // Key-heavy shapes: long keys built from the text, looked up (`in`, `[k]`, `[?k]`)
             // in a map of long keys that share their prefix with it, many times.
             7 => {
-                let keys: Vec<String> = (0..1 + self.c.below(8))
+                let keys: Vec<String> = (0..=self.c.below(8))
                     .map(|i| format!("event.text + '{i}': {i}"))
                     .collect();
                 format!(

@@ -60,7 +60,7 @@ fn estimate(source: &str, model: CostModel) -> (Verdict, u64) {
     (report.verdict, report.cost.expect("estimated").max)
 }
 
-fn event(text: &str, attributes: serde_json::Value) -> Event {
+fn event(text: &str, attributes: &serde_json::Value) -> Event {
     let json = json!({
         "id": "1", "source": "s", "type": "t", "action": "a", "subject": "x",
         "text": text, "attributes": attributes
@@ -85,7 +85,7 @@ fn run(source: &str, event: &Event, cost: Option<u64>) -> Result<Evaluation, Eva
 #[test]
 fn long_key_lookups_are_charged_by_the_key() {
     let text = "a".repeat(16_384);
-    let e = event(&text, json!({}));
+    let e = event(&text, &json!({}));
     for lookup in LOOKUPS {
         let source = lookups(lookup);
         let v3 = CostModel::FULL.with_version(3).expect("carried");
@@ -116,7 +116,10 @@ fn building_a_map_of_long_keys_is_charged_by_its_keys() {
     let v3 = CostModel::FULL.with_version(3).expect("carried");
     assert_eq!(estimate(&source, v3).0, Verdict::Accepted);
     assert_eq!(estimate(&source, CostModel::FULL).0, Verdict::Refused);
-    assert_eq!(table::map_build(8, 8 * table::key_compare(16_385)), 64 * 1638);
+    assert_eq!(
+        table::map_build(8, 8 * table::key_compare(16_385)),
+        64 * 1638
+    );
 }
 
 /// The estimate prices the key work the meter charges, on events whose keys are as long as the
@@ -132,10 +135,10 @@ fn key_work_stays_within_the_estimate() {
     let many: serde_json::Map<String, serde_json::Value> =
         (0..1000).map(|i| (format!("{i:03}"), json!(0))).collect();
     let events = [
-        event(&text, json!({})),
-        event(&text, serde_json::Value::Object(keyed)),
-        event(&text, serde_json::Value::Object(many)),
-        event("", json!({"a": 1})),
+        event(&text, &json!({})),
+        event(&text, &serde_json::Value::Object(keyed)),
+        event(&text, &serde_json::Value::Object(many)),
+        event("", &json!({"a": 1})),
     ];
     let filters = [
         "event.text in event.attributes",
@@ -214,7 +217,7 @@ fn nested_optionals_are_refused_before_they_reach_the_memory_cap() {
         }
         format!("lists.range(13000).all(i, {inner}.hasValue())")
     };
-    let e = event("", json!({}));
+    let e = event("", &json!({}));
     let heavy = nested(45);
     let v3 = CostModel::FULL.with_version(3).expect("carried");
     assert_eq!(estimate(&heavy, v3).0, Verdict::Accepted);
