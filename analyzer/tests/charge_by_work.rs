@@ -170,7 +170,7 @@ fn key_work_stays_within_the_estimate() {
 /// (64 bytes for one unit) did not.
 #[test]
 fn every_kind_of_value_counts_at_most_its_cost_in_bytes() {
-    let e = event(&"t".repeat(1000), json!({"a": [1, 2, 3], "m": {"k": "v"}}));
+    let e = event(&"t".repeat(1000), &json!({"a": [1, 2, 3], "m": {"k": "v"}}));
     let filters = [
         // strings and bytes
         "[event.text + event.text].size() == 1",
