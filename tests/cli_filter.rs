@@ -233,3 +233,34 @@ fn a_cost_no_bound_changes_says_so() {
     let (_, text, _) = ozcheck(&["filter", source]);
     assert!(text.contains("its cost does not depend"), "{text}");
 }
+
+/// `--compare-model 3`: the figure under the version before charge by work, beside the current
+/// one; a long key looked up in a map costs one unit under version 3 and its probes now.
+#[test]
+fn compare_model_shows_an_earlier_carried_version() {
+    let source = "{'a': 1, 'b': 2}[event.text] == 1";
+    let (code, stdout, _) = ozcheck(&["filter", "--compare-model", "3", source]);
+    assert_eq!(code, 0, "{stdout}");
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), 2, "{stdout}");
+    assert!(lines[0].starts_with("cost model 4 (current): "), "{stdout}");
+    assert!(lines[1].starts_with("cost model 3: "), "{stdout}");
+    let (code, v) = json(&["--compare-model", "3", source]);
+    assert_eq!(code, 0);
+    let models = v["models"].as_array().unwrap();
+    assert_eq!(models[0]["version"], 4);
+    assert_eq!(models[1]["version"], 3);
+    let max = |m: &serde_json::Value| m["cost"]["max"].as_u64().unwrap();
+    assert!(max(&models[0]) > max(&models[1]), "{v}");
+}
+
+#[test]
+fn compare_model_names_the_carried_versions() {
+    let (code, stdout, stderr) = ozcheck(&["filter", "--compare-model", "1", "event.text == 'a'"]);
+    assert_eq!(code, 2);
+    assert!(stdout.is_empty());
+    assert!(
+        stderr.contains("does not carry cost-model version 1; it carries versions 3, 4"),
+        "{stderr}"
+    );
+}
