@@ -208,6 +208,8 @@ pub fn run(args: &FilterArgs) -> ExitCode {
             if let Some(witness) = &witness {
                 value["witness_cost"] = witness.cost.into();
                 value["witness_complete"] = witness.complete.into();
+                value["witness_failure"] = witness.failure.clone().into();
+                value["witness_shortfall"] = witness.shortfall.clone().into();
             }
             if args.explain {
                 // The tree rides along as one extra field; the contract's fields stay as they are.
@@ -227,6 +229,12 @@ pub fn run(args: &FilterArgs) -> ExitCode {
                     witness.cost,
                     witness.evaluations
                 );
+                if let Some(failure) = &witness.failure {
+                    crate::outln!("witness: the filter fails on it: {failure}");
+                }
+                if let Some(shortfall) = &witness.shortfall {
+                    crate::outln!("witness: it does not prove the refusal: {shortfall}");
+                }
             }
             if args.explain {
                 if let Ok(tree) = ozcheck_analyzer::explain_expression(&source, &env, &options) {
