@@ -65,9 +65,12 @@ pub(crate) enum Spread {
     LongKeys,
     /// Two entries whose keys share the object's bytes.
     TwoKeys,
+    /// The elements of a list all different (`0`, `1`, `2`… or the shortest distinct strings):
+    /// `distinct()` and the `sets` functions compare each with all those before it.
+    Distinct,
 }
 
-const SPREADS: [Spread; 10] = [
+const SPREADS: [Spread; 11] = [
     Spread::Least,
     Spread::Small(1),
     Spread::Small(10),
@@ -78,6 +81,7 @@ const SPREADS: [Spread; 10] = [
     Spread::Lopsided,
     Spread::LongKeys,
     Spread::TwoKeys,
+    Spread::Distinct,
 ];
 
 /// Number of scalar choices besides the literals.
@@ -151,6 +155,8 @@ pub(crate) fn spread_options(_slot: &Slot) -> usize {
 pub(crate) const SPREAD_LOPSIDED: u8 = 7;
 /// The spread option of entries with long keys.
 pub(crate) const SPREAD_LONG_KEYS: u8 = 8;
+/// The spread option of distinct elements.
+pub(crate) const SPREAD_DISTINCT: u8 = 10;
 
 /// Renders events from one template.
 pub(crate) struct Renderer<'t> {
@@ -428,6 +434,23 @@ impl<'t> Renderer<'t> {
             // Nothing iterates the list, but a function of the whole may read its elements
             // (`format`, `string`, `==`): they are the slot's scalar, `0` by default.
             let one = self.opaque_scalar(slot);
+            if spread == Spread::Distinct {
+                let mut left = budget;
+                for i in 0u64.. {
+                    let item = i.to_string();
+                    let size = item.len() as u64 + u64::from(i > 0);
+                    if size > left {
+                        break;
+                    }
+                    left -= size;
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    out.push_str(&item);
+                }
+                out.push(']');
+                return;
+            }
             let n = (budget + 1) / (one.len() as u64 + 1);
             for i in 0..n {
                 if i > 0 {
@@ -455,6 +478,28 @@ impl<'t> Renderer<'t> {
         let least = self.least(element);
         let grows = self.growable(element);
         let fit = |size: u64| (budget + 1) / (size + 1);
+        if spread == Spread::Distinct && matches!(self.kind(element), Kind::Scalar | Kind::Str) {
+            let strings = self.kind(element) == Kind::Str;
+            let mut left = budget;
+            for i in 0u64.. {
+                let item = if strings {
+                    serde_json::Value::String(text::nth_word(i, &self.key_chars)).to_string()
+                } else {
+                    i.to_string()
+                };
+                let size = item.len() as u64 + u64::from(!*first);
+                if size > left {
+                    break;
+                }
+                left -= size;
+                if !*first {
+                    out.push(',');
+                }
+                *first = false;
+                out.push_str(&item);
+            }
+            return;
+        }
         if spread == Spread::Lopsided && grows && budget / 2 >= least {
             let mut one = String::new();
             self.render(element, budget / 2 - least, &mut one);

@@ -15,9 +15,9 @@ use std::time::Duration;
 
 use super::plan::{Kind, Slot, Template};
 use super::render::{
-    Choices, Renderer, SCALAR_LONGEST, SPREAD_LONG_KEYS, SPREAD_LOPSIDED, SPREAD_ONE,
-    SPREAD_POINTER, TEXT_DISTINCT, TEXT_MEMBER_KEY, TEXT_QUOTES, scalar_options, spread_options,
-    text_of_literal, text_options,
+    Choices, Renderer, SCALAR_LONGEST, SPREAD_DISTINCT, SPREAD_LONG_KEYS, SPREAD_LOPSIDED,
+    SPREAD_ONE, SPREAD_POINTER, TEXT_DISTINCT, TEXT_MEMBER_KEY, TEXT_QUOTES, scalar_options,
+    spread_options, text_of_literal, text_options,
 };
 use crate::cost::CostModel;
 use crate::eval::{EvalError, Event, Limits, ManualClock, Program, Stop};
@@ -366,6 +366,7 @@ fn strategies(first: &Choices, slots: &[&Slot], template: &Template) -> Vec<Choi
     }
     every(&|c, s| c.spread[s.id] = SPREAD_LOPSIDED);
     every(&|c, s| c.spread[s.id] = SPREAD_LONG_KEYS);
+    every(&|c, s| c.spread[s.id] = SPREAD_DISTINCT);
     every(&|c, s| c.scalar[s.id] = SCALAR_LONGEST);
     every(&|c, s| {
         c.scalar[s.id] = SCALAR_LONGEST;
