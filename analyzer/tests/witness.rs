@@ -43,7 +43,11 @@ fn replay(source: &str, witness: &Witness) -> Replay {
 fn witness(source: &str) -> (Verdict, u64, Witness) {
     let (report, witness) = check_with_witness(source, &Env::filter(), &Options::default());
     let max = report.cost.expect("estimated").max;
-    (report.verdict, max, witness.expect("an event filter has a witness"))
+    (
+        report.verdict,
+        max,
+        witness.expect("an event filter has a witness"),
+    )
 }
 
 /// Refused shapes of the extension libraries whose witnesses stayed under the limit while
@@ -80,7 +84,10 @@ fn a_refused_filter_without_a_proof_says_why() {
     assert_eq!(verdict, Verdict::Refused);
     assert!(!w.proves(Options::default().limit));
     let why = w.shortfall.expect("a shortfall");
-    assert!(why.contains("no event found that costs more than the limit"), "{why}");
+    assert!(
+        why.contains("no event found that costs more than the limit"),
+        "{why}"
+    );
     assert!(why.contains(&w.evaluations.to_string()), "{why}");
 }
 

@@ -23,6 +23,8 @@ mod render;
 mod search;
 mod text;
 
+use std::fmt::Write as _;
+
 use crate::Options;
 use crate::check::{Checked, Env, EnvKind};
 use crate::cost::Estimate;
@@ -138,7 +140,7 @@ fn shortfall(found: &search::Found, estimate: &Estimate, limit: u64) -> String {
         found.evaluations, found.cost, estimate.cost.max
     );
     if let Some(failure) = &found.failure {
-        why.push_str(&format!(" (and the filter fails on it: {failure})"));
+        let _ = write!(why, " (and the filter fails on it: {failure})");
     }
     why.push_str(
         "; either the worst case needs an event the witness builder does not construct, or the \
