@@ -128,7 +128,7 @@ impl<'a> Search<'a> {
         };
         let mut heaviest = top.clone();
         for candidate in strategies(&first, &slots, self.template) {
-            if top.outcome.stopped || self.spent >= self.work {
+            if top.outcome.stopped || self.evaluations >= self.budget || self.spent >= self.work {
                 break;
             }
             let (event, outcome) = self.measure(&candidate);
