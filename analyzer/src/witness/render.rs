@@ -483,7 +483,7 @@ impl<'t> Renderer<'t> {
             let mut left = budget;
             for i in 0u64.. {
                 let item = if strings {
-                    serde_json::Value::String(text::nth_word(i, &self.key_chars)).to_string()
+                    serde_json::Value::String(text::nth_word(i + 1, &self.key_chars)).to_string()
                 } else {
                     i.to_string()
                 };
@@ -697,7 +697,9 @@ impl<'t> Renderer<'t> {
         out: &mut String,
     ) {
         let mut left = budget;
-        let mut n = 0u64;
+        // The empty key is skipped: it is the one key a predicate on keys (`k.size() > 0`,
+        // `k != ''`) most often fails on, and a failing predicate ends `all` at once.
+        let mut n = 1u64;
         loop {
             let key = format!("{prefix}{}", text::nth_word(n, &self.key_chars));
             n += 1;
