@@ -230,6 +230,12 @@ pub fn run(args: &FilterArgs) -> ExitCode {
                     witness.cost,
                     witness.evaluations
                 );
+                if let Some(failure) = &witness.failure {
+                    crate::outln!("witness: the filter fails on it: {failure}");
+                }
+                if let Some(shortfall) = &witness.shortfall {
+                    crate::outln!("witness: it does not prove the refusal: {shortfall}");
+                }
             }
             if args.explain {
                 if let Ok(tree) = ozcheck_analyzer::explain_expression(&source, &env, &options) {
