@@ -28,6 +28,8 @@ struct Server {
     messages: Receiver<Value>,
     stderr: Receiver<String>,
     next_id: i64,
+    /// The highest peak read so far, printed when the test ends (`--nocapture` shows it).
+    peak_seen: u64,
 }
 
 impl Server {
@@ -77,6 +79,7 @@ impl Server {
             messages,
             stderr: stderr_lines,
             next_id: 0,
+            peak_seen: 0,
         }
     }
 
@@ -118,6 +121,7 @@ impl Server {
         let Some(peak) = self.peak_kb() else {
             return;
         };
+        self.peak_seen = self.peak_seen.max(peak);
         if peak > PEAK_LIMIT_KB {
             let _ = self.child.kill();
             panic!("the server's peak resident memory is {peak} KiB, over {PEAK_LIMIT_KB} KiB");
@@ -169,6 +173,7 @@ impl Server {
 
     /// Closes the server's input and waits for it to end.
     fn close(mut self) -> (ExitStatus, Vec<String>) {
+        self.check_peak();
         drop(self.stdin.take());
         let status = self.child.wait().expect("the server ends");
         let lines = self.stderr_lines();
@@ -197,6 +202,12 @@ impl Server {
 
 impl Drop for Server {
     fn drop(&mut self) {
+        let test = std::thread::current();
+        eprintln!(
+            "{}: the server's peak resident memory was {} KiB",
+            test.name().unwrap_or("?"),
+            self.peak_seen
+        );
         // A failed test must not leave a server spinning.
         let _ = self.child.kill();
         let _ = self.child.wait();
