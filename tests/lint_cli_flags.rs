@@ -212,7 +212,14 @@ fn configuration_is_found_in_a_parent_folder() {
         &[],
     );
     assert_eq!(o.status.code(), Some(0), "{}", out(&o));
-    let o = ozcheck_in(&nested, &["lint", "--format", "concise"], "", &[]);
+    let mut flows: Vec<String> = std::fs::read_dir(&nested)
+        .expect("read flows")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    flows.sort();
+    let mut args = vec!["lint", "--format", "concise"];
+    args.extend(flows.iter().map(String::as_str));
+    let o = ozcheck_in(&nested, &args, "", &[]);
     assert_eq!(o.status.code(), Some(0), "{}{}", out(&o), err(&o));
     // A broken one is a usage error that names it.
     std::fs::write(
@@ -220,7 +227,7 @@ fn configuration_is_found_in_a_parent_folder() {
         "[rules]\nno-such = \"off\"\n",
     )
     .expect("write");
-    let o = ozcheck_in(&nested, &["lint"], "", &[]);
+    let o = ozcheck_in(&nested, &args, "", &[]);
     assert_eq!(o.status.code(), Some(2));
     assert!(err(&o).contains("ozcheck.toml"), "{}", err(&o));
 }

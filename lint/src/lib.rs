@@ -220,9 +220,21 @@ fn file_stem(path: &str) -> &str {
     name.rsplit_once('.').map_or(name, |(stem, _)| stem)
 }
 
-/// Lints `targets` (with the plugin's other files as context) and returns one report per
-/// target whose kind is known or that was named explicitly.
+/// Lints `targets` (with the plugin's other files as context) under one configuration and
+/// returns one report per target whose kind is known or that was named explicitly.
 pub fn lint(targets: &[Input], context: &PluginContext, config: &Config) -> Vec<FileReport> {
+    lint_each(targets, context, &vec![config; targets.len()])
+}
+
+/// Lints `targets`, each under its own configuration (`configs[i]` for `targets[i]`: the
+/// command line finds the nearest `ozcheck.toml` of every file, so that the result does not
+/// depend on the order or grouping of the paths given). A target without an entry in
+/// `configs` gets the defaults.
+pub fn lint_each(
+    targets: &[Input],
+    context: &PluginContext,
+    configs: &[&Config],
+) -> Vec<FileReport> {
     let parsed = par_map(targets, parse_input);
     let context_parsed = par_map(&context.files, parse_input);
     // One index of agents per plugin folder, so that a routine only sees its own plugin's
@@ -245,8 +257,11 @@ pub fn lint(targets: &[Input], context: &PluginContext, config: &Config) -> Vec<
         complete: context.agents_complete,
         ..PluginIndex::default()
     };
-    let reports = par_map(&parsed, |p| {
+    let defaults = Config::default();
+    let indexed: Vec<(usize, &Parsed)> = parsed.iter().enumerate().collect();
+    let reports = par_map(&indexed, |&(i, p)| {
         let plugin = plugins.get(plugin_root(&p.source.path)).unwrap_or(&empty);
+        let config = configs.get(i).copied().unwrap_or(&defaults);
         check_parsed(p, plugin, context.file_exists.as_ref(), config)
     });
     reports.into_iter().flatten().collect()
@@ -277,6 +292,8 @@ fn check_parsed(
     let model = Model::build(root, p.kind);
     let schema = match (root, p.kind) {
         (Some(root), Some(kind)) => schema::check(&p.source.text, root, kind),
+        // An empty or comment-only plugin file: the schema refuses the null it reads as.
+        (None, Some(_)) if p.doc.problems.is_empty() => vec![schema::empty_file()],
         _ => Vec::new(),
     };
     let cx = rules::Context {

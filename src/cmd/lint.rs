@@ -8,9 +8,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, ValueEnum};
-use ozcheck_lint::FileReport;
 use ozcheck_lint::fix::{self, FixedFile};
 use ozcheck_lint::render::{self, Format};
+use ozcheck_lint::{Config, FileReport};
 
 mod inputs;
 
@@ -51,10 +51,17 @@ pub struct LintArgs {
     /// Output format.
     #[arg(long, value_enum, default_value = "full")]
     pub format: LintFormat,
-    /// Configuration file (default: the nearest ozcheck.toml in the folder of the first path or
-    /// a folder above it).
+    /// Configuration file for every file (default: each file's nearest ozcheck.toml, in its
+    /// folder or a folder above it).
     #[arg(long)]
     pub config: Option<PathBuf>,
+    /// Read no ozcheck.toml: every file gets the default configuration.
+    #[arg(long, conflicts_with = "config")]
+    pub isolated: bool,
+    /// Accept a folder with no plugin file to lint (for scripts over generated trees); without
+    /// it such a folder is a usage error (exit 2).
+    #[arg(long)]
+    pub allow_empty: bool,
     /// Report standard input under this path (its plugin is read from disk for context).
     #[arg(long)]
     pub stdin_filename: Option<String>,
@@ -170,18 +177,39 @@ fn write_fixes(args: &LintArgs, fixed: &[FixedFile], from_stdin: bool) -> Result
 
 /// Runs the subcommand.
 pub fn run(args: &LintArgs) -> ExitCode {
-    let config = match inputs::config(args) {
+    let inputs = match inputs::collect(args) {
+        Ok(inputs) => inputs,
+        Err(e) => return usage_error(&e),
+    };
+    // Every path that could not be read or held nothing is reported, and the others are still
+    // linted; the run then ends with 2 whatever the findings.
+    for problem in &inputs.problems {
+        let _ = writeln!(std::io::stderr(), "ozcheck lint: {problem}");
+    }
+    let path_problems = !inputs.problems.is_empty();
+    if path_problems && inputs.targets.is_empty() {
+        return ExitCode::from(2);
+    }
+    let (configs, indices) = match inputs::configs(args, &inputs.targets) {
         Ok(c) => c,
         Err(e) => return usage_error(&e),
     };
-    let (targets, context, from_stdin) = match inputs::collect(args) {
-        Ok(c) => c,
-        Err(e) => return usage_error(&e),
-    };
+    let config = inputs::each(&configs, &indices);
+    let code = lint_and_print(args, &inputs, &config);
+    if path_problems {
+        ExitCode::from(2)
+    } else {
+        code
+    }
+}
+
+/// Lints (or fixes) the inputs, prints the result and picks the exit code.
+fn lint_and_print(args: &LintArgs, inputs: &inputs::Inputs, config: &[&Config]) -> ExitCode {
+    let (targets, context, from_stdin) = (&inputs.targets, &inputs.context, inputs.from_stdin);
     let to_terminal = args.output_file.is_none() && std::io::stdout().is_terminal();
     let color = args.format == LintFormat::Full && use_color(args.color, to_terminal);
     if args.diff {
-        let fixed = fix::fix(&targets, &context, &config);
+        let fixed = fix::fix_each(targets, context, config);
         let diff = fix::unified_diff(&fixed);
         if !emit(args, &diff) {
             return ExitCode::from(2);
@@ -189,13 +217,13 @@ pub fn run(args: &LintArgs) -> ExitCode {
         return ExitCode::from(u8::from(!diff.is_empty()));
     }
     let reports: Vec<FileReport> = if args.fix {
-        let fixed = fix::fix(&targets, &context, &config);
+        let fixed = fix::fix_each(targets, context, config);
         if let Err(e) = write_fixes(args, &fixed, from_stdin) {
             return usage_error(&e);
         }
         fixed.into_iter().map(|f| f.report).collect()
     } else {
-        ozcheck_lint::lint(&targets, &context, &config)
+        ozcheck_lint::lint_each(targets, context, config)
     };
     let text = findings_text(args, &reports, color);
     // With `--fix` on standard input the fixed text owns standard output; findings go beside.
