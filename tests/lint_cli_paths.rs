@@ -232,3 +232,26 @@ fn a_missing_path_among_several_is_reported_and_the_rest_linted() {
     assert_eq!(o.status.code(), Some(2));
     assert_eq!(out(&o), "");
 }
+
+#[test]
+fn documented_commands_work_with_any_target_dir_and_start_one_server_per_project() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let readme = std::fs::read_to_string(root.join("README.md")).expect("README");
+    // A fixed `target/release/ozcheck` fails when `CARGO_TARGET_DIR` moves the build.
+    assert!(
+        !readme.contains("\"target/release/ozcheck"),
+        "README names target/release"
+    );
+    assert!(
+        readme.contains(
+            "--adapter \"${CARGO_TARGET_DIR:-target}/release/ozcheck conformance-adapter\""
+        )
+    );
+    let cli = std::fs::read_to_string(root.join("docs/cli.md")).expect("docs/cli.md");
+    // `start_client` in a FileType autocommand started a server for every buffer.
+    assert!(
+        !cli.contains("vim.lsp.start_client"),
+        "docs/cli.md starts a server per buffer"
+    );
+    assert!(cli.contains("vim.lsp.start({") && cli.contains("root_dir ="));
+}

@@ -25,6 +25,22 @@ fn yaml_block(out: &mut String, text: &str) {
     }
 }
 
+/// Where `docs/rules.md` is read on the web: the workspace's `repository` (Cargo.toml) with
+/// `/blob/main/docs/rules.md`, unless `OZCHECK_DOCS_URL` names another page when the crate is
+/// built (a fork, a mirror, a docs site). The project names no public home yet, so the
+/// workspace's `repository` is a placeholder until it does (docs/cli.md, "Rule links").
+pub const RULES_DOC_URL: &str = match option_env!("OZCHECK_DOCS_URL") {
+    Some(url) => url,
+    None => concat!(env!("CARGO_PKG_REPOSITORY"), "/blob/main/docs/rules.md"),
+};
+
+/// The URL of a rule's documentation: SARIF's `helpUri`, the language server's
+/// `codeDescription` and `ozcheck rules ID` all take it from here. Rule ids are kebab-case, so
+/// the id is the anchor of its `## \`id\`` heading as is.
+pub fn rule_url(id: &str) -> String {
+    format!("{RULES_DOC_URL}#{id}")
+}
+
 /// One rule's documentation in Markdown (a `##` heading and its sections).
 pub fn rule_markdown(rule: &Rule) -> String {
     let mut out = String::new();

@@ -130,10 +130,17 @@ fn findings_text(args: &LintArgs, reports: &[FileReport], color: bool) -> String
     text
 }
 
-/// Writes `text` to the output file or standard output; false when that fails.
+/// Writes `text` to the output file or standard output; false when that fails (a file that
+/// cannot be written is said on standard error).
 fn emit(args: &LintArgs, text: &str) -> bool {
     if let Some(path) = &args.output_file {
-        return std::fs::write(path, text).is_ok();
+        return match std::fs::write(path, text) {
+            Ok(()) => true,
+            Err(e) => {
+                let _ = writeln!(std::io::stderr(), "ozcheck lint: {}: {e}", path.display());
+                false
+            }
+        };
     }
     let mut stdout = std::io::stdout().lock();
     stdout
@@ -177,6 +184,13 @@ fn write_fixes(args: &LintArgs, fixed: &[FixedFile], from_stdin: bool) -> Result
 
 /// Runs the subcommand.
 pub fn run(args: &LintArgs) -> ExitCode {
+    // Statistics are a table (text, or JSON for scripts); SARIF and GitHub annotations have no
+    // place for one, so asking for both is refused rather than answered in another format.
+    if args.statistics && matches!(args.format, LintFormat::Sarif | LintFormat::Github) {
+        return usage_error(
+            "--statistics prints a table as text or JSON; use it with --format full, concise or json",
+        );
+    }
     let inputs = match inputs::collect(args) {
         Ok(inputs) => inputs,
         Err(e) => return usage_error(&e),

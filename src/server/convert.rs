@@ -131,14 +131,11 @@ pub fn uri_to_path(uri: &Uri) -> Option<PathBuf> {
     Some(PathBuf::from(decoded))
 }
 
-/// Where a rule is documented, as a diagnostic's code description (rule names are
-/// kebab-case, so the link needs no escaping).
+/// Where a rule is documented, as a diagnostic's code description: the one URL the lint
+/// builds for every output (an absolute URL; LSP wants a URI, not a path).
 fn rule_doc(rule: &str) -> CodeDescription {
     CodeDescription {
-        href: format!(
-            "{}/blob/main/docs/rules.md#{rule}",
-            env!("CARGO_PKG_REPOSITORY")
-        ),
+        href: ozcheck_lint::docs::rule_url(rule),
     }
 }
 
@@ -192,6 +189,14 @@ mod tests {
         let utf8 = LineIndex::new(text, Encoding::Utf8);
         assert_eq!(utf8.position(7), Position::new(0, 7));
         assert_eq!(utf8.offset(Position::new(9, 0)), text.len());
+    }
+
+    #[test]
+    fn code_descriptions_are_absolute_urls_to_the_rule() {
+        // A relative path opened nothing in an editor.
+        let href = rule_doc("compound-timeout").href;
+        assert!(href.starts_with("https://"), "{href}");
+        assert!(href.ends_with("docs/rules.md#compound-timeout"), "{href}");
     }
 
     #[test]
