@@ -255,3 +255,24 @@ fn documented_commands_work_with_any_target_dir_and_start_one_server_per_project
     );
     assert!(cli.contains("vim.lsp.start({") && cli.contains("root_dir ="));
 }
+
+#[test]
+fn no_ignores_reports_what_a_suppression_hid() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    write(
+        &tmp.path().join("p/flows/w.yaml"),
+        "name: w\nsteps:\n  - id: a\n    wait_for_event:\n      source: s\n      timeout: 1h30m  # ozcheck: ignore[compound-timeout]\n",
+    );
+    let o = ozcheck_in(tmp.path(), &["lint", "--format", "concise", "p"]);
+    assert_eq!((o.status.code(), out(&o).as_str()), (Some(0), ""));
+    let o = ozcheck_in(
+        tmp.path(),
+        &["lint", "--format", "concise", "--no-ignores", "p"],
+    );
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        out(&o).starts_with("p/flows/w.yaml:6:16: error[compound-timeout]"),
+        "{}",
+        out(&o)
+    );
+}

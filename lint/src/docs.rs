@@ -75,7 +75,10 @@ pub fn rules_markdown() -> String {
     let mut out = String::from(
         "# Lint rules\n\n<!-- Generated from lint/src/rules/*.rs by `OZCHECK_BLESS=1 cargo test -p ozcheck-lint --test docs`; do not edit. -->\n\n\
 Each rule has a stable kebab-case id, used in output, in `ozcheck.toml` (`[rules] ID = \"error\" | \"warning\" | \"off\"`) \
-and in inline suppressions (`# ozcheck: ignore[ID]` on the line or the line above). \
+and in inline suppressions (`# ozcheck: ignore[ID]` or `# ozcheck: ignore[ID, ID]` on the \
+finding's line or the line above; a bare `# ozcheck: ignore` or an unknown id is \
+`invalid-suppression`, an id with nothing to suppress `unused-suppression`, and \
+`ozcheck lint --no-ignores` reports every finding whatever the comments say). \
 Rules marked 🛠 have a safe fix: `ozcheck lint --fix` applies it (`--diff` shows it), and the \
 language server (`ozcheck server`) offers it as a code action. A safe fix changes only the bytes \
 the finding points at, and only where the intent is certain.\n\n\

@@ -16,6 +16,7 @@ fn lint_example(text: &str) -> Vec<FileReport> {
     // Files an example points at (such as a prompt) exist when the example lists them.
     let paths: Vec<String> = files.iter().map(|f| f.path.clone()).collect();
     let context = PluginContext {
+        no_ignores: false,
         files: Vec::new(),
         agents_complete: files.iter().any(|f| f.path.starts_with("agents/")),
         file_exists: Some(std::sync::Arc::new(move |p: &std::path::Path| {

@@ -62,6 +62,9 @@ pub struct LintArgs {
     /// it such a folder is a usage error (exit 2).
     #[arg(long)]
     pub allow_empty: bool,
+    /// Disregard `# ozcheck: ignore[…]` comments: report every finding.
+    #[arg(long)]
+    pub no_ignores: bool,
     /// Report standard input under this path (its plugin is read from disk for context).
     #[arg(long)]
     pub stdin_filename: Option<String>,

@@ -59,6 +59,12 @@ pub fn each<'c>(configs: &'c Configs, indices: &[usize]) -> Vec<&'c Config> {
 /// The files to lint, their plugin context, and what went wrong with the paths. A folder with
 /// nothing to lint is a problem unless `--allow-empty`.
 pub fn collect(args: &LintArgs) -> Result<Inputs, String> {
+    let mut inputs = collect_paths(args)?;
+    inputs.context.no_ignores = args.no_ignores;
+    Ok(inputs)
+}
+
+fn collect_paths(args: &LintArgs) -> Result<Inputs, String> {
     let reads_stdin = args.paths.iter().any(|p| p.as_os_str() == "-")
         || (args.paths.is_empty() && args.stdin_filename.is_some());
     if reads_stdin {
