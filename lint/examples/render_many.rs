@@ -5,6 +5,7 @@
 //! `cargo run --release -p ozcheck-lint --example render_many -- 5000 [FORMAT]` (one format
 //! only when named, for an instruction count under callgrind).
 
+use std::fmt::Write as _;
 use std::time::Instant;
 
 use ozcheck_lint::render::{Format, render};
@@ -20,7 +21,7 @@ fn main() {
     let mut findings = Vec::with_capacity(count);
     for i in 0..count {
         let start = text.len();
-        text.push_str(&format!("unknown_{i}: value\n"));
+        let _ = writeln!(text, "unknown_{i}: value");
         findings.push(
             Finding::new(
                 "unknown-key",

@@ -36,7 +36,7 @@ pub const RULES_DOC_URL: &str = match option_env!("OZCHECK_DOCS_URL") {
 
 /// The URL of a rule's documentation: SARIF's `helpUri`, the language server's
 /// `codeDescription` and `ozcheck rules ID` all take it from here. Rule ids are kebab-case, so
-/// the id is the anchor of its `## \`id\`` heading as is.
+/// the id is the anchor of its `##` heading as is.
 pub fn rule_url(id: &str) -> String {
     format!("{RULES_DOC_URL}#{id}")
 }
