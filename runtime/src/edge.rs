@@ -285,7 +285,10 @@ impl<S: Store> Runtime<S> {
         let mut done: HashSet<i64> = HashSet::new();
         loop {
             let waits = self.store.waits_to_look_back(before, BATCH).await?;
-            let fresh: Vec<Wait> = waits.into_iter().filter(|w| !done.contains(&w.seq)).collect();
+            let fresh: Vec<Wait> = waits
+                .into_iter()
+                .filter(|w| !done.contains(&w.seq))
+                .collect();
             if fresh.is_empty() {
                 return Ok(done.len());
             }
@@ -382,9 +385,7 @@ impl<S: Store> Runtime<S> {
         wait.seq = match self.store.insert_wait(&wait).await? {
             WaitInsert::Inserted(seq) => seq,
             WaitInsert::NameTaken => {
-                return self
-                    .registered_again(job, name, &wait.spec, filter)
-                    .await;
+                return self.registered_again(job, name, &wait.spec, filter).await;
             }
             WaitInsert::JobEnded => {
                 return Err(RuntimeError::refused(

@@ -145,7 +145,11 @@ where
     let (rt, faults) = prepared(place, &at, clock, true).await;
     let before = faults.trace().len();
     let wait = rt.wait_for_event("j1", "w", &args()).await.expect("wait");
-    assert_eq!(wait.state, WaitState::Matched, "an uninterrupted registration");
+    assert_eq!(
+        wait.state,
+        WaitState::Matched,
+        "an uninterrupted registration"
+    );
     faults.trace()[before..].to_vec()
 }
 
@@ -173,7 +177,10 @@ where
         let (rt, faults) = prepared(place, &at, &clock, true).await;
         faults.arm(Plan::AtStep(k as u64));
         let outcome = rt.wait_for_event("j1", "w", &args()).await;
-        assert!(outcome.is_err(), "step {k} ({name}): the registration crashed");
+        assert!(
+            outcome.is_err(),
+            "step {k} ({name}): the registration crashed"
+        );
         assert_eq!(faults.crashed(), Some(format!("step {k} ({name})")));
         drop(rt);
 
@@ -191,9 +198,7 @@ where
             "step {k} ({name}): the retry's answer"
         );
         // Other arguments under the same name stay a conflict.
-        let other = rt
-            .wait_for_event("j1", "w", &json!({"source": "ci"}))
-            .await;
+        let other = rt.wait_for_event("j1", "w", &json!({"source": "ci"})).await;
         assert!(
             matches!(&other, Err(RuntimeError::Conflict { code, .. }) if *code == "wait-exists"),
             "step {k}: {other:?}"
@@ -222,7 +227,10 @@ where
         });
         let outcome = rt.wait_for_event("j1", "w", &args()).await;
         if event {
-            assert!(outcome.is_err(), "the registration crashed after its commit");
+            assert!(
+                outcome.is_err(),
+                "the registration crashed after its commit"
+            );
         }
         drop(rt);
         clock.advance(Duration::from_secs(2 * 3600));
@@ -293,7 +301,12 @@ async fn the_memory_store_lists_the_waits_still_to_look_back() {
         ["cut"]
     );
     rt.deliver("ci", &delivery("e1")).await.expect("deliver");
-    assert_eq!(rt.look_back_pending(Timestamp(i64::MAX)).await.expect("look"), 1);
+    assert_eq!(
+        rt.look_back_pending(Timestamp(i64::MAX))
+            .await
+            .expect("look"),
+        1
+    );
     assert!(
         store
             .waits_to_look_back(Timestamp(i64::MAX), 10)

@@ -284,7 +284,11 @@ impl ReadRows for MemoryTx<'_> {
             .min())
     }
 
-    async fn waits_to_look_back(&mut self, before: Timestamp, limit: u32) -> StoreResult<Vec<Wait>> {
+    async fn waits_to_look_back(
+        &mut self,
+        before: Timestamp,
+        limit: u32,
+    ) -> StoreResult<Vec<Wait>> {
         let rows = &*self.rows;
         Ok(rows
             .to_look_back

@@ -120,7 +120,8 @@ async fn advance<S: SessionStore>(s: &Session<S>, args: &Value) -> OpResult {
             // not the edge named), so it renews it no more, and the lease is free one term
             // later at most, as for live edges; a sweeper takes it then. Still stuck after that
             // (the work itself fails), the work waits for the sweep at the end.
-            s.clock.set(next.plus(LEASE_TERM).min(target).max(s.clock.now_ts()));
+            s.clock
+                .set(next.plus(LEASE_TERM).min(target).max(s.clock.now_ts()));
             sweep(&sweepers).await?;
             if next_work(&sweepers[0]).await? == Some(next) {
                 break;
@@ -143,7 +144,11 @@ async fn next_work<S: SessionStore>(edge: &Edge<S>) -> Result<Option<Timestamp>,
         .await?
         .first()
         // `unrouted` takes events received strictly before its bound.
-        .map(|e| e.received_at.plus(REROUTE_AFTER).plus(Duration::from_millis(1)));
+        .map(|e| {
+            e.received_at
+                .plus(REROUTE_AFTER)
+                .plus(Duration::from_millis(1))
+        });
     let unlooked = store
         .waits_to_look_back(Timestamp(i64::MAX), 1)
         .await?
