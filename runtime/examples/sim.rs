@@ -10,22 +10,10 @@
 //! seeds from 0; start a long run elsewhere (`--start 1000000`) to look further.
 
 use std::process::ExitCode;
-use std::sync::Arc;
 use std::time::Instant;
-
-use ozcheck_runtime::store::MemoryStore;
 
 #[path = "../tests/sim/mod.rs"]
 mod sim;
-
-struct Memory(Arc<MemoryStore>);
-
-impl sim::Place for Memory {
-    type Store = Arc<MemoryStore>;
-    async fn open(&self) -> Arc<MemoryStore> {
-        self.0.clone()
-    }
-}
 
 struct Args {
     store: String,
@@ -50,7 +38,7 @@ fn args() -> Result<Args, String> {
                 .map_err(|e| format!("{flag} {value}: {e}"))
         };
         match flag.as_str() {
-            "--store" if value == "memory" || value == "sqlite" => args.store = value.clone(),
+            "--store" if value == "memory" || value == "sqlite" => args.store.clone_from(&value),
             "--seeds" => args.seeds = number()?,
             "--start" => args.start = number()?,
             "--edges" => {
@@ -83,7 +71,7 @@ fn main() -> ExitCode {
             let outcome = if args.store == "sqlite" {
                 sim::check_seed(&sim::Sqlite::new, seed, args.edges).await
             } else {
-                sim::check_seed(&|| Memory(Arc::new(MemoryStore::new())), seed, args.edges).await
+                sim::check_seed(&sim::Memory::default, seed, args.edges).await
             };
             if let Err(failure) = outcome {
                 failed += 1;

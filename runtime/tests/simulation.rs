@@ -3,21 +3,7 @@
 //! and must break no invariant. A failing seed panics with the shortest trace that breaks the
 //! same invariant. The long run is `cargo run -p ozcheck-runtime --example sim -- --seeds N`.
 
-use std::sync::Arc;
-
-use ozcheck_runtime::store::MemoryStore;
-
 mod sim;
-
-/// One `MemoryStore` shared by every edge's handle (each behind its own crash switch).
-struct Memory(Arc<MemoryStore>);
-
-impl sim::Place for Memory {
-    type Store = Arc<MemoryStore>;
-    async fn open(&self) -> Arc<MemoryStore> {
-        self.0.clone()
-    }
-}
 
 /// Seeds per store in `cargo test` (a few seconds in a debug build).
 const MEMORY_SEEDS: u64 = 200;
@@ -26,9 +12,7 @@ const SQLITE_SEEDS: u64 = 40;
 #[tokio::test]
 async fn no_seed_breaks_an_invariant_on_the_memory_store() {
     for seed in 0..MEMORY_SEEDS {
-        if let Err(failure) =
-            sim::check_seed(&|| Memory(Arc::new(MemoryStore::new())), seed, 3).await
-        {
+        if let Err(failure) = sim::check_seed(&sim::Memory::default, seed, 3).await {
             panic!("{failure}");
         }
     }

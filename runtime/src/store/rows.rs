@@ -94,40 +94,6 @@ pub struct Claims<'a> {
     pub routed: &'a [Routed<'a>],
 }
 
-/// A backend shared by several handles (the edges of a simulation on one [`MemoryStore`]
-/// (`super::MemoryStore`), each behind its own crash switch): the shared backend's
-/// transactions, so what one handle commits the others read, and a handle's crash leaves the
-/// backend to the others.
-impl<B: Backend> Backend for std::sync::Arc<B> {
-    type Tx<'a>
-        = B::Tx<'a>
-    where
-        Self: 'a;
-    type Read<'a>
-        = B::Read<'a>
-    where
-        Self: 'a;
-
-    const GROUP: usize = B::GROUP;
-
-    fn begin(&self) -> impl Future<Output = StoreResult<Self::Tx<'_>>> + Send {
-        (**self).begin()
-    }
-
-    fn read(&self) -> impl Future<Output = StoreResult<Self::Read<'_>>> + Send {
-        (**self).read()
-    }
-
-    fn insert_events_committed(
-        &self,
-        events: &[&Event],
-        records: &[&AuditRecord],
-        received_at: Timestamp,
-    ) -> impl Future<Output = StoreResult<Vec<Option<i64>>>> + Send {
-        (**self).insert_events_committed(events, records, received_at)
-    }
-}
-
 /// An event to mark routed: its identity `(source, id)`, and its sequence number when the
 /// router has it (a backend may then find the event's mark without its identity).
 pub type Routed<'a> = ((&'a str, &'a str), Option<i64>);

@@ -28,7 +28,8 @@ use ozcheck_runtime::config::Config;
 use ozcheck_runtime::faults::{Faults, Faulty, Plan};
 use ozcheck_runtime::model::{FireState, WaitState};
 use ozcheck_runtime::source::Delivery;
-use ozcheck_runtime::store::Store;
+use ozcheck_runtime::store::rows::Backend;
+use ozcheck_runtime::store::{MemoryStore, MemoryTx, Store, StoreResult};
 use ozcheck_runtime::{JobStart, Routing, Runtime, RuntimeError};
 use serde_json::{Value, json};
 
@@ -193,6 +194,32 @@ pub trait Place {
     /// store's (`PostgreSQL`).
     fn local_when_alone(&self) -> bool {
         true
+    }
+}
+
+/// One `MemoryStore` shared by every edge's handle, each behind its own crash switch: a
+/// backend of the simulator's own that hands out the shared store's transactions, so what one
+/// handle commits the others read, and a handle's crash leaves the store to the others.
+#[derive(Clone, Default)]
+pub struct Memory(Arc<MemoryStore>);
+
+impl Backend for Memory {
+    type Tx<'a> = MemoryTx<'a>;
+    type Read<'a> = MemoryTx<'a>;
+
+    async fn begin(&self) -> StoreResult<MemoryTx<'_>> {
+        self.0.begin().await
+    }
+
+    async fn read(&self) -> StoreResult<MemoryTx<'_>> {
+        self.0.read().await
+    }
+}
+
+impl Place for Memory {
+    type Store = Memory;
+    async fn open(&self) -> Memory {
+        self.clone()
     }
 }
 
