@@ -128,6 +128,9 @@ impl<S: Store> Runtime<S> {
             }
         }
         rt.reroute(Timestamp(i64::MAX)).await?;
+        // Before the deadlines fire: a wait whose registration a crash cut short gets the event
+        // it would have found then, if that event came before its deadline.
+        rt.look_back_pending(Timestamp(i64::MAX)).await?;
         rt.resume_flows().await?;
         rt.fire_due().await?;
         Ok(rt)
@@ -272,9 +275,78 @@ impl<S: Store> Runtime<S> {
             .transpose()
     }
 
+    /// Runs the look-back of the open waits registered before `before` whose look-back was
+    /// never marked done: their registering edge died between committing the wait and looking
+    /// back (a restart runs it for every such wait; the sweeper for those older than
+    /// [`REROUTE_AFTER`], which a live edge may still be looking back for). Running it twice is
+    /// harmless: the claim decides. Returns how many it ran.
+    pub async fn look_back_pending(&self, before: Timestamp) -> Result<usize, StoreError> {
+        const BATCH: u32 = 256;
+        let mut done: HashSet<i64> = HashSet::new();
+        loop {
+            let waits = self.store.waits_to_look_back(before, BATCH).await?;
+            let fresh: Vec<Wait> = waits
+                .into_iter()
+                .filter(|w| !done.contains(&w.seq))
+                .collect();
+            if fresh.is_empty() {
+                return Ok(done.len());
+            }
+            for wait in fresh {
+                done.insert(wait.seq);
+                let job = self.store.job(&wait.job).await?;
+                match self.compile_filter(&wait.spec) {
+                    Ok(filter) => self.settle(job.as_ref(), &wait, filter).await?,
+                    Err(reason) => {
+                        let now = self.now();
+                        self.close(&wait, WaitState::Refused, Some(&reason.to_string()), now)
+                            .await?;
+                    }
+                }
+            }
+        }
+    }
+
+    /// What registering does once the open wait is committed, written once for the first try,
+    /// a retry, a restart and the sweeper (each may run it again: every step is idempotent or
+    /// decided by the store's one transition): a shadow job's wait is refused; a wait whose
+    /// deadline had passed when it was registered times out; any other is armed, looks back
+    /// through the retained events (E15) and is marked looked back, so no restart looks again.
+    async fn settle(
+        &self,
+        job: Option<&Job>,
+        wait: &Wait,
+        filter: Option<Filter>,
+    ) -> Result<(), StoreError> {
+        if job.is_none_or(|j| j.shadow) {
+            let reason = "shadow run: no event is waited for";
+            self.close(wait, WaitState::Refused, Some(reason), wait.created_at)
+                .await?;
+            return Ok(());
+        }
+        if wait.deadline <= wait.created_at {
+            // The job's own time was up: nothing is looked back at, nothing is taken.
+            self.close(wait, WaitState::TimedOut, None, wait.created_at)
+                .await?;
+            return Ok(());
+        }
+        // Armed before the look-back, so an event that arrives meanwhile is routed to it; the
+        // store's transition decides which of the two claims wins.
+        self.routes.arm(ArmedWait {
+            wait: wait.clone(),
+            filter: filter.clone(),
+        });
+        self.look_back(wait, filter.as_ref()).await?;
+        self.store.mark_looked_back(wait.seq).await
+    }
+
     /// Registers a validated wait for `job` (tool calls and flow steps alike): refused for an
     /// ended job; timed out at once when the job's own deadline has passed (E2); otherwise
     /// armed, then the retained events are looked back through (E15).
+    ///
+    /// A second registration of a wait the job has (a client's retry after an answer it never
+    /// got) with the same arguments gets the wait as it stands, after finishing what the first
+    /// try may have left undone; other arguments under the same name are `wait-exists`.
     pub(crate) async fn register(
         &self,
         job: &Job,
@@ -313,10 +385,7 @@ impl<S: Store> Runtime<S> {
         wait.seq = match self.store.insert_wait(&wait).await? {
             WaitInsert::Inserted(seq) => seq,
             WaitInsert::NameTaken => {
-                return Err(RuntimeError::conflict(
-                    "wait-exists",
-                    format!("the job `{}` has a wait `{name}` already", job.id),
-                ));
+                return self.registered_again(job, name, &wait.spec, filter).await;
             }
             WaitInsert::JobEnded => {
                 return Err(RuntimeError::refused(
@@ -325,25 +394,35 @@ impl<S: Store> Runtime<S> {
                 ));
             }
         };
-        if job.shadow {
-            let reason = "shadow run: no event is waited for";
-            self.close(&wait, WaitState::Refused, Some(reason), now)
-                .await?;
-            return self.wait_named(&job.id, name).await;
-        }
-        if deadline <= now {
-            // The job's own time is up: nothing is looked back at, nothing is taken.
-            self.close(&wait, WaitState::TimedOut, None, now).await?;
-            return self.wait_named(&job.id, name).await;
-        }
-        // Armed before the look-back, so an event that arrives meanwhile is routed to it; the
-        // store's transition decides which of the two claims wins.
-        self.routes.arm(ArmedWait {
-            wait: wait.clone(),
-            filter: filter.clone(),
-        });
-        self.look_back(&wait, filter.as_ref()).await?;
+        self.settle(Some(job), &wait, filter).await?;
         self.fire_due().await?;
+        self.wait_named(&job.id, name).await
+    }
+
+    /// A registration whose name the job has already: the same arguments are a retry, answered
+    /// with the wait as it stands once its registration is finished (its first try may have
+    /// died after committing it); other arguments are `wait-exists`.
+    async fn registered_again(
+        &self,
+        job: &Job,
+        name: &str,
+        spec: &WaitSpec,
+        filter: Option<Filter>,
+    ) -> Result<Wait, RuntimeError> {
+        let existing = self.wait_named(&job.id, name).await?;
+        if existing.spec != *spec {
+            return Err(RuntimeError::conflict(
+                "wait-exists",
+                format!(
+                    "the job `{}` has a wait `{name}` already, with other arguments",
+                    job.id
+                ),
+            ));
+        }
+        if existing.state == WaitState::Open {
+            self.settle(Some(job), &existing, filter).await?;
+            self.fire_due().await?;
+        }
         self.wait_named(&job.id, name).await
     }
 
@@ -364,7 +443,9 @@ impl<S: Store> Runtime<S> {
             .retained_events(&wait.spec.source, wait.after_seq, now.minus(DAY), &wait.job)
             .await?;
         for stored in events {
-            if !wait.spec.admits(&stored.event) {
+            // An event that came at or after the deadline finds the wait timed out (a look-back
+            // run late, after a crash, must not give it one).
+            if stored.received_at >= wait.deadline || !wait.spec.admits(&stored.event) {
                 continue;
             }
             let verdict = match filter {
@@ -815,8 +896,10 @@ impl<S: Store> Runtime<S> {
             // Retention runs even when re-routing failed: it is what finally removes an event
             // that cannot be routed.
             let rerouted = self.reroute(now.minus(REROUTE_AFTER)).await;
+            let looked = self.look_back_pending(now.minus(REROUTE_AFTER)).await;
             self.store.purge_events(now.minus(DAY)).await?;
             rerouted?;
+            looked?;
         }
         Ok(())
     }

@@ -29,6 +29,8 @@ struct Inner {
     waits: BTreeMap<i64, Wait>,
     wait_names: HashMap<(String, String), i64>,
     next_wait: i64,
+    /// The waits whose look-back is not marked done.
+    to_look_back: BTreeSet<i64>,
     events: BTreeMap<i64, StoredEvent>,
     event_keys: HashMap<(String, String), i64>,
     next_event: i64,
@@ -52,6 +54,7 @@ enum Undo {
     Ended(String),
     Wait(i64),
     WaitState(Box<Wait>),
+    LookedBack(i64),
     Event(i64),
     Events(Vec<(StoredEvent, bool)>),
     Routed(i64),
@@ -122,12 +125,16 @@ impl Inner {
                 }
             }
             Undo::Wait(seq) => {
+                self.to_look_back.remove(&seq);
                 if let Some(wait) = self.waits.remove(&seq) {
                     self.wait_names.remove(&(wait.job, wait.name));
                 }
             }
             Undo::WaitState(wait) => {
                 self.waits.insert(wait.seq, *wait);
+            }
+            Undo::LookedBack(seq) => {
+                self.to_look_back.insert(seq);
             }
             Undo::Event(seq) => {
                 self.unrouted.remove(&seq);
@@ -275,6 +282,22 @@ impl ReadRows for MemoryTx<'_> {
             .filter(|w| w.state == WaitState::Open)
             .map(|w| w.deadline)
             .min())
+    }
+
+    async fn waits_to_look_back(
+        &mut self,
+        before: Timestamp,
+        limit: u32,
+    ) -> StoreResult<Vec<Wait>> {
+        let rows = &*self.rows;
+        Ok(rows
+            .to_look_back
+            .iter()
+            .filter_map(|seq| rows.waits.get(seq))
+            .filter(|w| w.state == WaitState::Open && w.created_at <= before)
+            .take(limit as usize)
+            .cloned()
+            .collect())
     }
 
     async fn last_event_seq(&mut self) -> StoreResult<i64> {
@@ -463,8 +486,16 @@ impl Rows for MemoryTx<'_> {
         stored.seq = seq;
         s.wait_names.insert(key, seq);
         s.waits.insert(seq, stored);
+        s.to_look_back.insert(seq);
         self.undo.push(Undo::Wait(seq));
         Ok(Some(seq))
+    }
+
+    async fn set_looked_back(&mut self, seq: i64) -> StoreResult<()> {
+        if self.rows.to_look_back.remove(&seq) {
+            self.undo.push(Undo::LookedBack(seq));
+        }
+        Ok(())
     }
 
     async fn close_wait(&mut self, seq: i64, closing: Closing<'_>) -> StoreResult<bool> {
@@ -480,6 +511,10 @@ impl Rows for MemoryTx<'_> {
         wait.matched = closing.matched.cloned();
         wait.reason = closing.reason.map(str::to_owned);
         self.undo.push(Undo::WaitState(before));
+        // A closed wait looks back at nothing (the relational stores mark it in the close).
+        if self.rows.to_look_back.remove(&seq) {
+            self.undo.push(Undo::LookedBack(seq));
+        }
         Ok(true)
     }
 

@@ -190,6 +190,16 @@ pub trait Store: Send + Sync + 'static {
     ) -> impl Future<Output = StoreResult<Vec<Wait>>> + Send;
     /// The earliest deadline of an open wait.
     fn next_deadline(&self) -> impl Future<Output = StoreResult<Option<Timestamp>>> + Send;
+    /// Up to `limit` open waits registered at or before `before` whose look-back was never
+    /// marked done ([`Store::mark_looked_back`]), in registration order: the waits whose
+    /// registering edge died between committing them and looking back.
+    fn waits_to_look_back(
+        &self,
+        before: Timestamp,
+        limit: u32,
+    ) -> impl Future<Output = StoreResult<Vec<Wait>>> + Send;
+    /// Marks a wait's look-back done, so no restart runs it again.
+    fn mark_looked_back(&self, wait_seq: i64) -> impl Future<Output = StoreResult<()>> + Send;
     /// Takes or renews the lease `name` for `holder` until `until`; `false` while another holder
     /// has it unexpired at `now`.
     fn take_lease(

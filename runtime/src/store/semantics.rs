@@ -107,6 +107,14 @@ impl<B: Backend> Store for B {
         self.read().await?.next_deadline().await
     }
 
+    async fn waits_to_look_back(&self, before: Timestamp, limit: u32) -> StoreResult<Vec<Wait>> {
+        self.read().await?.waits_to_look_back(before, limit).await
+    }
+
+    async fn mark_looked_back(&self, wait_seq: i64) -> StoreResult<()> {
+        in_tx!(self, |tx| tx.set_looked_back(wait_seq).await?)
+    }
+
     async fn take_lease(
         &self,
         name: &str,

@@ -66,7 +66,7 @@ fn note_wal_pages(_: &rusqlite::hooks::Wal, pages: std::ffi::c_int) -> rusqlite:
 const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The schema's migrations, in order.
-const MIGRATIONS: [(i64, &str, &str); 5] = [
+const MIGRATIONS: [(i64, &str, &str); 6] = [
     (1, "waits", include_str!("../../migrations/0001_waits.sql")),
     (
         2,
@@ -87,6 +87,11 @@ const MIGRATIONS: [(i64, &str, &str); 5] = [
         5,
         "events_by_source",
         include_str!("../../migrations/0005_events_by_source.sql"),
+    ),
+    (
+        6,
+        "looked_back",
+        include_str!("../../migrations/0006_looked_back.sql"),
     ),
 ];
 
@@ -658,6 +663,22 @@ macro_rules! threaded_store {
             async fn next_deadline(&self) -> StoreResult<Option<Timestamp>> {
                 self.threads()
                     .read(move |db| on!(db, |b| Store::next_deadline(b)))
+                    .await
+            }
+
+            async fn waits_to_look_back(
+                &self,
+                before: Timestamp,
+                limit: u32,
+            ) -> StoreResult<Vec<Wait>> {
+                self.threads()
+                    .read(move |db| on!(db, |b| Store::waits_to_look_back(b, before, limit)))
+                    .await
+            }
+
+            async fn mark_looked_back(&self, wait_seq: i64) -> StoreResult<()> {
+                self.threads()
+                    .write(move |db| on!(db, |b| Store::mark_looked_back(b, wait_seq)))
                     .await
             }
 
