@@ -287,6 +287,7 @@ impl<S: Store> Runtime<S> {
                 format!("the job `{}` has ended: it cannot wait", job.id),
             ));
         }
+        keys::storable("the wait's `source`", &spec.source)?;
         if self.config().source(&spec.source).is_none() {
             return Err(RuntimeError::not_found(
                 "unknown-source",
@@ -294,9 +295,7 @@ impl<S: Store> Runtime<S> {
             ));
         }
         keys::check("the wait's name", name, keys::MAX_WAIT_NAME)?;
-        if let Some(subject) = &spec.subject {
-            keys::check("the wait's `subject`", subject, keys::MAX_FIELD)?;
-        }
+        check_spec_keys(&spec)?;
         let filter = self.compile_filter(&spec).map_err(|r| {
             RuntimeError::refused(r.code, format!("the filter is refused: {}", r.message))
         })?;
@@ -349,6 +348,8 @@ impl<S: Store> Runtime<S> {
 
     /// A job's wait by name, or `not_found`.
     pub async fn wait_named(&self, job: &str, name: &str) -> Result<Wait, RuntimeError> {
+        keys::storable("the job id", job)?;
+        keys::storable("the wait's name", name)?;
         self.store.wait(job, name).await?.ok_or_else(|| {
             RuntimeError::not_found(
                 "unknown-wait",
@@ -820,6 +821,21 @@ impl<S: Store> Runtime<S> {
         }
         Ok(())
     }
+}
+
+/// The keys and text of a wait's arguments that every store must keep alike: its subject
+/// within [`keys::MAX_FIELD`], and no NUL in its subject, types or filter.
+fn check_spec_keys(spec: &WaitSpec) -> Result<(), RuntimeError> {
+    if let Some(subject) = &spec.subject {
+        keys::check("the wait's `subject`", subject, keys::MAX_FIELD)?;
+    }
+    for kind in spec.types.iter().flatten() {
+        keys::storable("a type of the wait's `types`", kind)?;
+    }
+    if let Some(filter) = &spec.filter {
+        keys::storable_text("the wait's `filter`", filter)?;
+    }
+    Ok(())
 }
 
 /// Failures one after another, with no event routed between them, that end a pass of
