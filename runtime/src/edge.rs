@@ -803,7 +803,11 @@ impl<S: Store> Runtime<S> {
         if !self.routes.holds_sweeper(&*self.store, now).await? {
             return Ok(0);
         }
-        self.store.purge_events(now.minus(DAY)).await
+        let purged = self.store.purge_events(now.minus(DAY)).await?;
+        self.store
+            .forget_deliveries(now.minus(DELIVERIES_KEPT))
+            .await?;
+        Ok(purged)
     }
 
     /// The periodic work of an edge: fire due deadlines, and, on the edge that holds the
@@ -817,6 +821,9 @@ impl<S: Store> Runtime<S> {
             // that cannot be routed.
             let rerouted = self.reroute(now.minus(REROUTE_AFTER)).await;
             self.store.purge_events(now.minus(DAY)).await?;
+            self.store
+                .forget_deliveries(now.minus(DELIVERIES_KEPT))
+                .await?;
             rerouted?;
         }
         Ok(())
@@ -837,6 +844,12 @@ fn check_spec_keys(spec: &WaitSpec) -> Result<(), RuntimeError> {
     }
     Ok(())
 }
+
+/// How long the edge remembers a delivery's identity after it first arrived: the longest a
+/// wait may last (7 days) and the one-day retention of the events it may look back at, so a
+/// redelivery of an event any open wait could still have seen is a duplicate.
+pub const DELIVERIES_KEPT: Duration =
+    Duration::from_secs(ozcheck_analyzer::wait_args::MAX_TIMEOUT.as_secs() + DAY.as_secs());
 
 /// Failures one after another, with no event routed between them, that end a pass of
 /// [`Runtime::reroute`].

@@ -36,7 +36,7 @@ pub struct PostgresStore {
 }
 
 /// The schema's migrations, in order.
-const MIGRATIONS: [(i64, &str, &str); 7] = [
+const MIGRATIONS: [(i64, &str, &str); 8] = [
     (
         1,
         "schema",
@@ -71,6 +71,11 @@ const MIGRATIONS: [(i64, &str, &str); 7] = [
         7,
         "event_compression",
         include_str!("../../migrations/postgres/0007_event_compression.sql"),
+    ),
+    (
+        9,
+        "deliveries",
+        include_str!("../../migrations/postgres/0009_deliveries.sql"),
     ),
 ];
 
