@@ -91,9 +91,15 @@ impl<S: Store> Runtime<S> {
         Self::start_with(store, clock, config, &Routing::Local).await
     }
 
-    /// Starts an edge on `store`: a local edge re-arms every open wait; then the events a
-    /// crashed router left unrouted are routed, flows stopped between two steps go on, and the
-    /// deadlines that passed while no runtime was running fire.
+    /// Starts an edge on `store`: a local edge re-arms every open wait and routes the events a
+    /// crashed router left unrouted (it is the only router); then flows stopped between two
+    /// steps go on, and the deadlines that passed while no runtime was running fire.
+    ///
+    /// **An edge sharing its database serves first and sweeps after**: it routes nothing left
+    /// over at start. The other edges may be routing those events right now, and a backlog of
+    /// thousands kept a restarted edge from listening for minutes (issue 35); the holder of the
+    /// sweeper lease routes them instead, [`REROUTE_PER_SWEEP`] per pass, in the background
+    /// ([`Runtime::sweep`]).
     pub async fn start_with(
         store: Arc<S>,
         clock: Arc<dyn Clock>,
@@ -127,7 +133,9 @@ impl<S: Store> Runtime<S> {
                 }
             }
         }
-        rt.reroute(Timestamp(i64::MAX)).await?;
+        if !rt.routes.is_shared() {
+            rt.reroute(Timestamp(i64::MAX)).await?;
+        }
         rt.resume_flows().await?;
         rt.fire_due().await?;
         Ok(rt)
@@ -143,11 +151,16 @@ impl<S: Store> Runtime<S> {
     /// store's fault rather than the events': after [`REROUTE_FAILURES`] of them the pass ends
     /// with the last error.
     pub async fn reroute(&self, before: Timestamp) -> Result<usize, StoreError> {
+        self.reroute_at_most(before, usize::MAX).await
+    }
+
+    /// [`Runtime::reroute`], ending the pass once `most` events were routed.
+    async fn reroute_at_most(&self, before: Timestamp, most: usize) -> Result<usize, StoreError> {
         const BATCH: u32 = 256;
         let mut done = 0;
         let mut failed: HashSet<i64> = HashSet::new();
         let mut in_a_row = 0;
-        loop {
+        while done < most {
             let skip = u32::try_from(failed.len()).unwrap_or(u32::MAX);
             let events = self
                 .store
@@ -178,6 +191,7 @@ impl<S: Store> Runtime<S> {
                 }
             }
         }
+        Ok(done)
     }
 
     /// The current time on the runtime's clock.
@@ -811,15 +825,21 @@ impl<S: Store> Runtime<S> {
     }
 
     /// The periodic work of an edge: fire due deadlines, and, on the edge that holds the
-    /// sweeper lease, route events left unrouted for [`REROUTE_AFTER`] (their router died) and
-    /// forget expired events.
+    /// sweeper lease, route events left unrouted for [`REROUTE_AFTER`] (their router died), at
+    /// most about [`REROUTE_PER_SWEEP`] of them, and forget expired events and deliveries.
+    ///
+    /// The bound keeps a pass well inside the lease's term, so that the holder renews it before
+    /// another edge could take it and route the same events (harmless, every claim is
+    /// conditional, but wasted), and keeps the deadlines of the next pass on time.
     pub async fn sweep(&self) -> Result<(), StoreError> {
         self.fire_due().await?;
         let now = self.now();
         if self.routes.holds_sweeper(&*self.store, now).await? {
             // Retention runs even when re-routing failed: it is what finally removes an event
             // that cannot be routed.
-            let rerouted = self.reroute(now.minus(REROUTE_AFTER)).await;
+            let rerouted = self
+                .reroute_at_most(now.minus(REROUTE_AFTER), REROUTE_PER_SWEEP)
+                .await;
             self.store.purge_events(now.minus(DAY)).await?;
             self.store
                 .forget_deliveries(now.minus(DELIVERIES_KEPT))
@@ -844,6 +864,10 @@ fn check_spec_keys(spec: &WaitSpec) -> Result<(), RuntimeError> {
     }
     Ok(())
 }
+
+/// About how many left-over events one pass of [`Runtime::sweep`] routes (it ends after the
+/// batch in which it reaches this many); the rest wait for the next pass, a second later.
+pub const REROUTE_PER_SWEEP: usize = 1024;
 
 /// How long the edge remembers a delivery's identity after it first arrived: the longest a
 /// wait may last (7 days) and the one-day retention of the events it may look back at, so a
