@@ -260,6 +260,8 @@ impl<T: Rows> Rows for FaultyTx<T> {
     delegate!(write set_looked_back(seq: i64) -> ());
     delegate!(write insert_event(event: &Event, received_at: Timestamp) -> Option<i64>);
     delegate!(write delete_events_before(before: Timestamp) -> u64);
+    delegate!(write insert_delivery(source: &str, identity: &str, event_id: &str, at: Timestamp) -> Option<(String, Timestamp)>);
+    delegate!(write delete_deliveries_before(before: Timestamp) -> u64);
     delegate!(write insert_ledger(job: &str, event: (&str, &str), wait_seq: i64) -> bool);
     delegate!(write set_routed(source: &str, id: &str) -> ());
     delegate!(write take_lease(name: &str, holder: &str, now: Timestamp, until: Timestamp) -> bool);

@@ -37,6 +37,7 @@ struct Inner {
     unrouted: BTreeSet<i64>,
     ledger: HashSet<LedgerKey>,
     leases: HashMap<String, (String, Timestamp)>,
+    deliveries: HashMap<(String, String), (String, Timestamp)>,
     fires: Vec<Fire>,
     fire_jobs: HashSet<String>,
     audit: Vec<AuditRecord>,
@@ -60,6 +61,8 @@ enum Undo {
     Routed(i64),
     Ledger(LedgerKey),
     Lease(String, Option<(String, Timestamp)>),
+    Delivery((String, String)),
+    Deliveries(Vec<((String, String), (String, Timestamp))>),
     Fire,
     Audit,
     Refusal((String, String, i64)),
@@ -159,6 +162,10 @@ impl Inner {
             Undo::Ledger(key) => {
                 self.ledger.remove(&key);
             }
+            Undo::Delivery(key) => {
+                self.deliveries.remove(&key);
+            }
+            Undo::Deliveries(forgotten) => self.deliveries.extend(forgotten),
             Undo::Lease(name, before) => match before {
                 Some(lease) => {
                     self.leases.insert(name, lease);
@@ -586,6 +593,41 @@ impl Rows for MemoryTx<'_> {
             }
         }
         Ok(())
+    }
+
+    async fn insert_delivery(
+        &mut self,
+        source: &str,
+        identity: &str,
+        event_id: &str,
+        at: Timestamp,
+    ) -> StoreResult<Option<(String, Timestamp)>> {
+        let key = (source.to_owned(), identity.to_owned());
+        if let Some(first) = self.rows.deliveries.get(&key) {
+            return Ok(Some(first.clone()));
+        }
+        self.rows
+            .deliveries
+            .insert(key.clone(), (event_id.to_owned(), at));
+        self.undo.push(Undo::Delivery(key));
+        Ok(None)
+    }
+
+    async fn delete_deliveries_before(&mut self, before: Timestamp) -> StoreResult<u64> {
+        let old: Vec<(String, String)> = self
+            .rows
+            .deliveries
+            .iter()
+            .filter(|(_, (_, at))| *at < before)
+            .map(|(key, _)| key.clone())
+            .collect();
+        let forgotten: Vec<_> = old
+            .into_iter()
+            .filter_map(|key| self.rows.deliveries.remove_entry(&key))
+            .collect();
+        let n = forgotten.len() as u64;
+        self.undo.push(Undo::Deliveries(forgotten));
+        Ok(n)
     }
 
     async fn take_lease(

@@ -36,7 +36,7 @@ pub struct PostgresStore {
 }
 
 /// The schema's migrations, in order.
-const MIGRATIONS: [(i64, &str, &str); 8] = [
+const MIGRATIONS: [(i64, &str, &str); 9] = [
     (
         1,
         "schema",
@@ -76,6 +76,11 @@ const MIGRATIONS: [(i64, &str, &str); 8] = [
         8,
         "looked_back",
         include_str!("../../migrations/postgres/0008_looked_back.sql"),
+    ),
+    (
+        9,
+        "deliveries",
+        include_str!("../../migrations/postgres/0009_deliveries.sql"),
     ),
 ];
 

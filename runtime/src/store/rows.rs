@@ -275,6 +275,22 @@ pub trait Rows: ReadRows {
         &mut self,
         before: Timestamp,
     ) -> impl Future<Output = StoreResult<u64>> + Send;
+    /// Remembers the delivery `(source, identity)` as the event `event_id` first arriving at
+    /// `at`: `None` when it was not remembered, else the remembered event id and arrival
+    /// (read after the insert found it, so a concurrent first delivery's row is seen once it
+    /// commits).
+    fn insert_delivery(
+        &mut self,
+        source: &str,
+        identity: &str,
+        event_id: &str,
+        at: Timestamp,
+    ) -> impl Future<Output = StoreResult<Option<(String, Timestamp)>>> + Send;
+    /// Forgets the deliveries first arriving before `before`; returns how many.
+    fn delete_deliveries_before(
+        &mut self,
+        before: Timestamp,
+    ) -> impl Future<Output = StoreResult<u64>> + Send;
     /// Adds `(job, event)` to the ledger, naming the wait that got it; `false` if present.
     fn insert_ledger(
         &mut self,

@@ -267,6 +267,22 @@ impl<B: Backend> Store for B {
         in_tx!(self, |tx| tx.delete_events_before(before).await?)
     }
 
+    async fn remember_delivery(
+        &self,
+        source: &str,
+        identity: &str,
+        event_id: &str,
+        at: Timestamp,
+    ) -> StoreResult<Option<(String, Timestamp)>> {
+        in_tx!(self, |tx| tx
+            .insert_delivery(source, identity, event_id, at)
+            .await?)
+    }
+
+    async fn forget_deliveries(&self, before: Timestamp) -> StoreResult<u64> {
+        in_tx!(self, |tx| tx.delete_deliveries_before(before).await?)
+    }
+
     async fn claim(
         &self,
         candidate: &Candidate,

@@ -793,6 +793,58 @@ macro_rules! sql_rows {
                 Ok(())
             }
 
+            async fn insert_delivery(
+                &mut self,
+                source: &str,
+                identity: &str,
+                event_id: &str,
+                at: $crate::clock::Timestamp,
+            ) -> $crate::store::StoreResult<Option<(String, $crate::clock::Timestamp)>> {
+                let added = $query(
+                    "INSERT INTO deliveries (source, identity, event_id, first_at) \
+                     VALUES ($1, $2, $3, $4) ON CONFLICT (source, identity) DO NOTHING",
+                )
+                .bind(source)
+                .bind(identity)
+                .bind(event_id)
+                .bind(at.0)
+                .execute(self.conn())
+                .await?
+                .rows_affected();
+                if added == 1 {
+                    return Ok(None);
+                }
+                // A second statement: under READ COMMITTED it sees the row of a concurrent
+                // first delivery that the insert waited for.
+                let row = $query(
+                    "SELECT event_id, first_at FROM deliveries WHERE source = $1 AND identity = $2",
+                )
+                .bind(source)
+                .bind(identity)
+                .fetch_optional(self.conn())
+                .await?;
+                match row {
+                    Some(row) => Ok(Some((
+                        $crate::store::sql::Columns::text(&row, "event_id")?,
+                        $crate::clock::Timestamp($crate::store::sql::Columns::int(&row, "first_at")?),
+                    ))),
+                    None => Err($crate::store::StoreError(format!(
+                        "the delivery {source}/{identity} is neither new nor remembered"
+                    ))),
+                }
+            }
+
+            async fn delete_deliveries_before(
+                &mut self,
+                before: $crate::clock::Timestamp,
+            ) -> $crate::store::StoreResult<u64> {
+                Ok($query("DELETE FROM deliveries WHERE first_at < $1")
+                    .bind(before.0)
+                    .execute(self.conn())
+                    .await?
+                    .rows_affected())
+            }
+
             async fn take_lease(
                 &mut self,
                 name: &str,
