@@ -181,6 +181,65 @@ fn the_witness_of_a_refused_filter_replays_to_the_cost_limit() {
     assert!(witness <= max && witness * 2 > max, "{v}");
 }
 
+/// Issue 33, item 3, as a user meets it: the witness of a refused filter that sorts or
+/// de-duplicates the parts of the text replays to the cost limit (it stayed far under it), the
+/// witness of an accepted filter over strings replays without a runtime error (it had integers
+/// and failed with "no matching overload"), and a refused filter no event makes expensive gets a
+/// witness that says plainly it proves nothing, in the text and in JSON.
+#[test]
+fn witnesses_replay_as_written_or_say_why_not() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("w.json");
+    let file = path.to_str().expect("utf-8 path");
+    let eval = |source: &str| {
+        let (code, stdout, _) = ozcheck(&[
+            "eval",
+            "--format",
+            "json",
+            "--no-static-check",
+            "--deadline-ms",
+            "600000",
+            "--event",
+            file,
+            source,
+        ]);
+        let out: serde_json::Value = serde_json::from_str(&stdout).expect("one JSON object");
+        (code, out)
+    };
+    for refused in [
+        "event.text.split(',').distinct().size() > 0",
+        "event.attributes.items.sortBy(x, x.name).size() > 0",
+    ] {
+        let (code, v) = json(&["--witness", file, refused]);
+        assert_eq!(code, 1, "{v}");
+        assert_eq!(v["witness_shortfall"], serde_json::Value::Null, "{v}");
+        let (code, out) = eval(refused);
+        assert_eq!(code, 1, "{refused}: {out}");
+        assert_eq!(out["error"]["kind"], "cost-limit", "{refused}: {out}");
+    }
+    let accepted = "event.attributes.files.all(f, !f.endsWith('.lock'))";
+    let (code, v) = json(&["--witness", file, accepted]);
+    assert_eq!(code, 0);
+    assert_eq!(v["witness_failure"], serde_json::Value::Null, "{v}");
+    let (code, out) = eval(accepted);
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(out["cost"], v["witness_cost"], "{out}");
+
+    let cheap = "event.attributes.exists(k, event.attributes.exists(j, k == j))";
+    let (code, v) = json(&["--witness", file, cheap]);
+    assert_eq!(code, 1);
+    let why = v["witness_shortfall"].as_str().expect("a shortfall");
+    assert!(
+        why.contains("no event found that costs more than the limit"),
+        "{why}"
+    );
+    let (_, text, _) = ozcheck(&["filter", "--witness", file, cheap]);
+    assert!(
+        text.contains("witness: it does not prove the refusal: no event found"),
+        "{text}"
+    );
+}
+
 /// A filter refused by cost is told the bound that would pass it, in JSON and in the text: the
 /// suggested value passes when given back as its flag, one byte more is still refused.
 #[test]
@@ -232,4 +291,35 @@ fn a_cost_no_bound_changes_says_so() {
     assert!(floors.iter().all(|f| f["cost"] == v["cost"]["max"]), "{v}");
     let (_, text, _) = ozcheck(&["filter", source]);
     assert!(text.contains("its cost does not depend"), "{text}");
+}
+
+/// `--compare-model 3`: the figure under the version before charge by work, beside the current
+/// one; a long key looked up in a map costs one unit under version 3 and its probes now.
+#[test]
+fn compare_model_shows_an_earlier_carried_version() {
+    let source = "{'a': 1, 'b': 2}[event.text] == 1";
+    let (code, stdout, _) = ozcheck(&["filter", "--compare-model", "3", source]);
+    assert_eq!(code, 0, "{stdout}");
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), 2, "{stdout}");
+    assert!(lines[0].starts_with("cost model 4 (current): "), "{stdout}");
+    assert!(lines[1].starts_with("cost model 3: "), "{stdout}");
+    let (code, v) = json(&["--compare-model", "3", source]);
+    assert_eq!(code, 0);
+    let models = v["models"].as_array().unwrap();
+    assert_eq!(models[0]["version"], 4);
+    assert_eq!(models[1]["version"], 3);
+    let max = |m: &serde_json::Value| m["cost"]["max"].as_u64().unwrap();
+    assert!(max(&models[0]) > max(&models[1]), "{v}");
+}
+
+#[test]
+fn compare_model_names_the_carried_versions() {
+    let (code, stdout, stderr) = ozcheck(&["filter", "--compare-model", "1", "event.text == 'a'"]);
+    assert_eq!(code, 2);
+    assert!(stdout.is_empty());
+    assert!(
+        stderr.contains("does not carry cost-model version 1; it carries versions 3, 4"),
+        "{stderr}"
+    );
 }

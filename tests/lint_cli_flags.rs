@@ -154,8 +154,19 @@ fn exit_zero_quiet_statistics_and_output_file() {
     let stats = out(&base(&["--statistics"]));
     assert_eq!(
         stats,
-        "1  compound-timeout  [*]  A timeout combines several units\n1  unknown-key       [ ]  A key the plugin schema does not know\n"
+        "1  compound-timeout  [*]  A timeout combines several units\n1  unknown-key       [ ]  A key the plugin schema does not know\nFound 2 findings (1 fixable with `ozcheck lint --fix`).\n"
     );
+    // Statistics have no SARIF or GitHub form: refused, not silently printed as text.
+    for format in ["sarif", "github"] {
+        let o = base(&["--statistics", "--format", format]);
+        assert_eq!(o.status.code(), Some(2), "{format}");
+        assert_eq!(out(&o), "");
+        assert!(
+            err(&o).contains("--statistics prints a table"),
+            "{}",
+            err(&o)
+        );
+    }
     let json = out(&base(&["--statistics", "--format", "json"]));
     let value: serde_json::Value = serde_json::from_str(&json).expect("json");
     assert_eq!(value[0]["code"], "compound-timeout");
@@ -172,6 +183,15 @@ fn exit_zero_quiet_statistics_and_output_file() {
     let written: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&file).expect("written")).expect("json");
     assert_eq!(written["version"], "2.1.0");
+    // An output file that cannot be written is said on standard error, not only in the code.
+    let unwritable = tmp.path().join("no-such-folder/out.txt");
+    let o = base(&["--output-file", unwritable.to_str().expect("utf-8")]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        err(&o).starts_with("ozcheck lint: ") && err(&o).contains("no-such-folder/out.txt"),
+        "{}",
+        err(&o)
+    );
 }
 
 #[test]
@@ -212,7 +232,14 @@ fn configuration_is_found_in_a_parent_folder() {
         &[],
     );
     assert_eq!(o.status.code(), Some(0), "{}", out(&o));
-    let o = ozcheck_in(&nested, &["lint", "--format", "concise"], "", &[]);
+    let mut flows: Vec<String> = std::fs::read_dir(&nested)
+        .expect("read flows")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    flows.sort();
+    let mut args = vec!["lint", "--format", "concise"];
+    args.extend(flows.iter().map(String::as_str));
+    let o = ozcheck_in(&nested, &args, "", &[]);
     assert_eq!(o.status.code(), Some(0), "{}{}", out(&o), err(&o));
     // A broken one is a usage error that names it.
     std::fs::write(
@@ -220,7 +247,7 @@ fn configuration_is_found_in_a_parent_folder() {
         "[rules]\nno-such = \"off\"\n",
     )
     .expect("write");
-    let o = ozcheck_in(&nested, &["lint"], "", &[]);
+    let o = ozcheck_in(&nested, &args, "", &[]);
     assert_eq!(o.status.code(), Some(2));
     assert!(err(&o).contains("ozcheck.toml"), "{}", err(&o));
 }

@@ -152,11 +152,14 @@ fn diagnostics_fixes_and_hovers_over_stdio() {
     assert_eq!(compound.len(), 1, "{diagnostics:#?}");
     assert_eq!(compound[0]["range"], range((5, 15), (5, 20)));
     assert_eq!(compound[0]["severity"], 1);
+    // An absolute URL: the root package inherits the workspace's `repository` (a relative
+    // path, which opened nothing, was given without it).
+    let href = compound[0]["codeDescription"]["href"]
+        .as_str()
+        .unwrap_or("");
     assert!(
-        compound[0]["codeDescription"]["href"]
-            .as_str()
-            .unwrap_or("")
-            .ends_with("docs/rules.md#compound-timeout")
+        href.starts_with("https://") && href.ends_with("docs/rules.md#compound-timeout"),
+        "{href}"
     );
     let filters = by_code(&diagnostics, "invalid-filter");
     // Line 8 (0-based) of the block scalar: `event.atributes` after 10 spaces; and in the quoted

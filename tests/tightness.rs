@@ -2,8 +2,8 @@
 //! benchmark expressions, the plugins the lint is tested on, the conformance scenarios) and in
 //! the lint rules' examples, the estimate's max, the metered cost on the filter's witness, and
 //! their ratio. The table in docs/cost-model.md §9 is what this test generates; it fails when
-//! the committed table is stale, when the accepted filters' ratios miss the goal (median ≤ 1.5,
-//! worst ≤ 4), or when a refused filter's witness does not pass the limit.
+//! the committed table is stale, when the accepted filters' ratios miss the goal (median ≤ 1.25,
+//! worst ≤ 3), or when a refused filter's witness does not pass the limit.
 //!
 //! `cargo test` rewrites the table when it is stale; with `CI=true` a stale table is a failure
 //! (`OZCHECK_BLESS=1 cargo test --test tightness` rewrites it there too).
@@ -248,7 +248,7 @@ fn tightness_table_is_current_and_meets_its_goal() {
         .collect();
     let worst = accepted.iter().copied().fold(0.0, f64::max);
     assert!(
-        median(accepted.clone()) <= 1.5 && worst <= 4.0,
+        median(accepted.clone()) <= 1.25 && worst <= 3.0,
         "tightness goal missed: median {:.2}, worst {worst:.2}\n{}",
         median(accepted),
         table(&rows, options.limit)
@@ -274,4 +274,85 @@ fn tightness_table_is_current_and_meets_its_goal() {
         current == wanted,
         "docs/cost-model.md §9 is stale; regenerate it with `OZCHECK_BLESS=1 cargo test --test tightness`\n{generated}"
     );
+}
+
+/// Estimates known to exceed anything reachable by more than twice, so that no witness can
+/// reach half of them; issue 33 item 4 tightens the estimator for such shapes. Each is the
+/// flattened filter and why.
+const LOOSE: &[(&str, &str)] = &[(
+    "event.attributes.a.map(x, x + x).filter(y, y.size() > 3).size() > 0",
+    "the estimate prices `x + x` at the worst of a string and a list concatenation and the \
+     filter over elements at their largest, while one event makes every element one kind; \
+     integers cost more but make `y.size()` fail",
+)];
+
+/// The witness guarantee (docs/cost-model.md §9.1) over every filter of the corpus, the
+/// benchmark expressions and the lint examples: a refused filter's witness replays past the
+/// limit; an accepted one's reaches at least half of the estimate's max (except the shapes of
+/// [`LOOSE`]) and replays to the same cost without a runtime error.
+#[test]
+fn every_corpus_witness_keeps_the_guarantee() {
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    use ozcheck_analyzer::EventBounds;
+    use ozcheck_analyzer::eval::{EvalError, Event, Limits, ManualClock, Program, Stop};
+
+    let options = Options::default();
+    let limit = options.limit;
+    let mut failures = Vec::new();
+    let mut checked_filters = 0;
+    for (filter, sender) in filters() {
+        let env = if sender { Env::sender() } else { Env::filter() };
+        let Ok(checked) = compile(&filter, &env, &options) else {
+            continue;
+        };
+        let estimate = cost::estimate(&checked, &env, &options);
+        let max = estimate.cost.max;
+        let refused = max > limit;
+        // A refused filter's proof needs one limit and a unit; an accepted one is searched as
+        // `ozcheck filter --witness` searches it.
+        let effort = if refused {
+            Effort {
+                cap: limit + 1,
+                evaluations: 400,
+                work: limit.saturating_mul(32),
+            }
+        } else {
+            Effort::for_limit(limit, max)
+        };
+        let Some(w) = witness::build(&checked, &env, &estimate, &options, effort) else {
+            continue;
+        };
+        checked_filters += 1;
+        let program = Program::from_checked(&checked).expect("prepares");
+        let event = Event::from_json(&w.event, &EventBounds::DEFAULT).expect("a valid event");
+        let limits = Limits {
+            deadline: Duration::from_secs(3600),
+            clock: Arc::new(ManualClock::new()),
+            ..Limits::default()
+        };
+        let replay = program.eval_event(&event, &limits);
+        if refused {
+            if !matches!(replay, Err(EvalError::Stopped(Stop::CostLimit { .. }))) {
+                failures.push(format!("refused `{filter}`: replay {replay:?}"));
+            }
+            continue;
+        }
+        match replay {
+            Ok(done) if done.cost == w.cost => {}
+            other => failures.push(format!(
+                "accepted `{filter}`: witness {} but replay {other:?}",
+                w.cost
+            )),
+        }
+        if w.cost.saturating_mul(2) < max && !LOOSE.iter().any(|(f, _)| *f == filter) {
+            failures.push(format!(
+                "accepted `{filter}`: witness {} < half of {max}",
+                w.cost
+            ));
+        }
+    }
+    assert!(checked_filters >= 10, "only {checked_filters} filters");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

@@ -391,7 +391,7 @@ impl ExprGen<'_, '_> {
     /// Shapes that multiply work or size: doubling chains, comprehensions over big ranges,
     /// patterns from the event applied in loops.
     fn amplifier(&mut self, d: u32) -> String {
-        match self.c.below(8) {
+        match self.c.below(11) {
             0 => {
                 let n = 1 + self.c.below(12);
                 let mut s = format!("[{}]", self.expr(d));
@@ -427,6 +427,48 @@ impl ExprGen<'_, '_> {
             6 => format!(
                 "{}.format([event.attributes.nums, event.attributes.nums]).size() > 0",
                 self.c.pick(FORMATS)
+            ),
+            // Key-heavy shapes: long keys built from the text, looked up (`in`, `[k]`, `[?k]`)
+            // in a map of long keys that share their prefix with it, many times.
+            7 => {
+                let keys: Vec<String> = (0..=self.c.below(8))
+                    .map(|i| format!("event.text + '{i}': {i}"))
+                    .collect();
+                format!(
+                    "[{{{}}}].all(m, lists.range({}).all(i, {}))",
+                    keys.join(", "),
+                    self.c.pick(&["1000", "100000", "230000"]),
+                    self.c.pick(&[
+                        "event.text in m",
+                        "!(event.text + 'x' in m)",
+                        "m[?event.text].orValue(0) == 0",
+                        "has(m.k) || (event.text + '0') in m",
+                    ])
+                )
+            }
+            // Map literals of long keys built in a loop: the check for repeated keys and the
+            // index compare them.
+            8 => {
+                let n = 2 + self.c.below(8);
+                let keys: Vec<String> = (0..n).map(|i| format!("event.text + '{i}'")).collect();
+                let entries: Vec<String> = (0..n).map(|i| format!("ks[{i}]: {i}")).collect();
+                format!(
+                    "[[{}]].all(ks, lists.range({}).all(i, {{{}}}.size() == {n}))",
+                    keys.join(", "),
+                    self.c.pick(&["100", "10000", "50000"]),
+                    entries.join(", ")
+                )
+            }
+            // Many keys: maps built from a loop, then looked up with keys from the text.
+            9 => format!(
+                "lists.range({}).transformMapEntry(i, v, {{{} + string(v): v}}).exists(k, {})",
+                self.c.pick(&["100", "2000", "20000"]),
+                self.c.pick(&["event.text", "event.subject", "'k'"]),
+                self.c.pick(&[
+                    "k in event.attributes",
+                    "event.attributes[?k].hasValue()",
+                    "k == event.text",
+                ])
             ),
             _ => {
                 let p = pattern(self.c, 3, 300);
@@ -595,6 +637,14 @@ pub fn hostile_case_freeing_at(data: &[u8], free_nanos_per_byte: u64) -> Result<
         if cost.is_some() && accepted && end == "cost" {
             return Err(format!(
                 "accepted by the static check, stopped on cost\nfilter: {source}\nevent: {json}"
+            ));
+        }
+        // Memory follows cost: an accepted filter's estimate buys at most
+        // `MAX_BYTES_PER_UNIT · DEFAULT_COST_LIMIT` bytes, under the cap, with or without the
+        // cost limit.
+        if accepted && end == "memory" {
+            return Err(format!(
+                "accepted by the static check, stopped on memory\nfilter: {source}\nevent: {json}"
             ));
         }
     }

@@ -76,10 +76,12 @@ pub fn flag(bound: Bound) -> &'static str {
 pub fn add_witness(report: &mut Value, witness: &Witness) {
     report["witness_cost"] = witness.cost.into();
     report["witness_complete"] = witness.complete.into();
+    report["witness_failure"] = witness.failure.clone().into();
+    report["witness_shortfall"] = witness.shortfall.clone().into();
 }
 
 /// A witness on its own: `event` (the object `ozcheck eval --event` reads), `cost`, `complete`,
-/// `evaluations` and `cost_model_version`.
+/// `evaluations`, `failure` and `shortfall` (see [`Witness`]) and `cost_model_version`.
 pub fn witness(witness: &Witness) -> Value {
     // The witness's event is compact JSON the builder wrote; it always parses, and should it
     // not, the text is kept rather than lost.
@@ -90,6 +92,8 @@ pub fn witness(witness: &Witness) -> Value {
         "cost": witness.cost,
         "complete": witness.complete,
         "evaluations": witness.evaluations,
+        "failure": witness.failure,
+        "shortfall": witness.shortfall,
         "cost_model_version": COST_MODEL_VERSION,
     })
 }

@@ -113,8 +113,10 @@ fn cases() -> Vec<Case> {
         case(38, "input.size()", "input: string", "", [2, 2]).differs(READS_STRING),
         case(39, "size(input)", "input: string", "", [2, 2]).differs(READS_STRING),
         case(40, "(x > 2 ? input1 : input2).all(y, true)", "x: int; input1: list(TestAllTypes); input2: list(TestAllTypes)", "input1=1; input2=1", [4, 7]),
-        case(41, "input.all(k, input[k].single_int32 > 3)", "input: map(string, TestAllTypes)", "input=10", [2, 82]),
-        case(42, "input.all(k, input[k].all(x, true))", "input: nestedMap", "input=5; input.@values=10", [2, 187]),
+        case(41, "input.all(k, input[k].single_int32 > 3)", "input: map(string, TestAllTypes)", "input=10", [2, 82])
+            .differs("a lookup's key comparisons are charged by the key's length (model version 4), which nothing bounds for the keys of this map"),
+        case(42, "input.all(k, input[k].all(x, true))", "input: nestedMap", "input=5; input.@values=10", [2, 187])
+            .differs("a lookup's key comparisons are charged by the key's length (model version 4), which nothing bounds for the keys of this map"),
         case(43, "input.all(k, k.contains(k))", "input: nestedMap", "input=5; input.@keys=10", [2, 32]),
         case(44, "input.all(k, input[k].all(k, true) && k.contains(k))", "input: nestedMap", "input=2; input.@values=2; input.@keys=5", [2, 34]),
         case(45, "(list1 + list2).all(x, true)", "list1: list(int); list2: list(int)", "list1=10; list2=10", [4, 64]),
@@ -280,7 +282,7 @@ fn cel_go_reference_costs() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     // docs/cost-model.md §7 states these counts.
-    assert_eq!((same, documented), (66, 26));
+    assert_eq!((same, documented), (64, 28));
 }
 
 #[test]

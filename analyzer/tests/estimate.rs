@@ -148,7 +148,9 @@ fn nested_loops_share_the_attribute_budget() {
 
 #[test]
 fn iteration_over_all_attributes_is_bounded_by_entries() {
-    // research note §1.8: about 8.5e5 with independent sizes, about 1e4 with a shared budget.
+    // research note §1.8: about 8.5e5 with independent sizes, about 1e4 with a shared budget;
+    // since model version 4 each `event.attributes[k]` also pays its probes' walk of `k`
+    // (11 probes of a tenth of the key, about 9,000 over every key).
     let source = "event.attributes.exists(k, event.attributes[k].contains('x'))";
     let shared = max(source, &Options::default());
     let independent = max(
@@ -158,7 +160,7 @@ fn iteration_over_all_attributes_is_bounded_by_entries() {
             ..Options::default()
         },
     );
-    assert!(shared < 20_000, "{shared}");
+    assert!(shared < 25_000, "{shared}");
     assert!(independent > 500_000, "{independent}");
 }
 

@@ -25,6 +25,22 @@ fn yaml_block(out: &mut String, text: &str) {
     }
 }
 
+/// Where `docs/rules.md` is read on the web: the workspace's `repository` (Cargo.toml) with
+/// `/blob/main/docs/rules.md`, unless `OZCHECK_DOCS_URL` names another page when the crate is
+/// built (a fork, a mirror, a docs site). The project names no public home yet, so the
+/// workspace's `repository` is a placeholder until it does (docs/cli.md, "Rule links").
+pub const RULES_DOC_URL: &str = match option_env!("OZCHECK_DOCS_URL") {
+    Some(url) => url,
+    None => concat!(env!("CARGO_PKG_REPOSITORY"), "/blob/main/docs/rules.md"),
+};
+
+/// The URL of a rule's documentation: SARIF's `helpUri`, the language server's
+/// `codeDescription` and `ozcheck rules ID` all take it from here. Rule ids are kebab-case, so
+/// the id is the anchor of its `##` heading as is.
+pub fn rule_url(id: &str) -> String {
+    format!("{RULES_DOC_URL}#{id}")
+}
+
 /// One rule's documentation in Markdown (a `##` heading and its sections).
 pub fn rule_markdown(rule: &Rule) -> String {
     let mut out = String::new();
@@ -59,7 +75,10 @@ pub fn rules_markdown() -> String {
     let mut out = String::from(
         "# Lint rules\n\n<!-- Generated from lint/src/rules/*.rs by `OZCHECK_BLESS=1 cargo test -p ozcheck-lint --test docs`; do not edit. -->\n\n\
 Each rule has a stable kebab-case id, used in output, in `ozcheck.toml` (`[rules] ID = \"error\" | \"warning\" | \"off\"`) \
-and in inline suppressions (`# ozcheck: ignore[ID]` on the line or the line above). \
+and in inline suppressions (`# ozcheck: ignore[ID]` or `# ozcheck: ignore[ID, ID]` on the \
+finding's line or the line above; a bare `# ozcheck: ignore` or an unknown id is \
+`invalid-suppression`, an id with nothing to suppress `unused-suppression`, and \
+`ozcheck lint --no-ignores` reports every finding whatever the comments say). \
 Rules marked 🛠 have a safe fix: `ozcheck lint --fix` applies it (`--diff` shows it), and the \
 language server (`ozcheck server`) offers it as a code action. A safe fix changes only the bytes \
 the finding points at, and only where the intent is certain.\n\n\

@@ -90,9 +90,14 @@ impl FixedFile {
 /// [`MAX_ROUNDS`] rounds). Returns one entry per reported target, in the order of
 /// [`crate::lint`].
 pub fn fix(targets: &[Input], context: &PluginContext, config: &Config) -> Vec<FixedFile> {
+    fix_each(targets, context, &vec![config; targets.len()])
+}
+
+/// [`fix`] with a configuration per target, as [`crate::lint_each`].
+pub fn fix_each(targets: &[Input], context: &PluginContext, configs: &[&Config]) -> Vec<FixedFile> {
     let mut current: Vec<Input> = targets.to_vec();
     let mut applied = vec![0usize; current.len()];
-    let mut reports = crate::lint(&current, context, config);
+    let mut reports = crate::lint_each(&current, context, configs);
     for _ in 0..MAX_ROUNDS {
         let mut any = false;
         for report in &reports {
@@ -112,7 +117,7 @@ pub fn fix(targets: &[Input], context: &PluginContext, config: &Config) -> Vec<F
         if !any {
             break;
         }
-        reports = crate::lint(&current, context, config);
+        reports = crate::lint_each(&current, context, configs);
     }
     reports
         .into_iter()

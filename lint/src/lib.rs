@@ -124,6 +124,9 @@ pub struct PluginContext {
     pub agents_complete: bool,
     /// How to tell whether a file exists; rules that need it stay quiet without it.
     pub file_exists: Option<FileExists>,
+    /// Whether `# ozcheck: ignore[…]` comments are disregarded (`--no-ignores`): every
+    /// finding is reported and none is called an unused suppression.
+    pub no_ignores: bool,
 }
 
 impl std::fmt::Debug for PluginContext {
@@ -132,6 +135,7 @@ impl std::fmt::Debug for PluginContext {
             .field("files", &self.files)
             .field("agents_complete", &self.agents_complete)
             .field("file_exists", &self.file_exists.is_some())
+            .field("no_ignores", &self.no_ignores)
             .finish()
     }
 }
@@ -220,9 +224,21 @@ fn file_stem(path: &str) -> &str {
     name.rsplit_once('.').map_or(name, |(stem, _)| stem)
 }
 
-/// Lints `targets` (with the plugin's other files as context) and returns one report per
-/// target whose kind is known or that was named explicitly.
+/// Lints `targets` (with the plugin's other files as context) under one configuration and
+/// returns one report per target whose kind is known or that was named explicitly.
 pub fn lint(targets: &[Input], context: &PluginContext, config: &Config) -> Vec<FileReport> {
+    lint_each(targets, context, &vec![config; targets.len()])
+}
+
+/// Lints `targets`, each under its own configuration (`configs[i]` for `targets[i]`: the
+/// command line finds the nearest `ozcheck.toml` of every file, so that the result does not
+/// depend on the order or grouping of the paths given). A target without an entry in
+/// `configs` gets the defaults.
+pub fn lint_each(
+    targets: &[Input],
+    context: &PluginContext,
+    configs: &[&Config],
+) -> Vec<FileReport> {
     let parsed = par_map(targets, parse_input);
     let context_parsed = par_map(&context.files, parse_input);
     // One index of agents per plugin folder, so that a routine only sees its own plugin's
@@ -245,9 +261,12 @@ pub fn lint(targets: &[Input], context: &PluginContext, config: &Config) -> Vec<
         complete: context.agents_complete,
         ..PluginIndex::default()
     };
-    let reports = par_map(&parsed, |p| {
+    let defaults = Config::default();
+    let indexed: Vec<(usize, &Parsed)> = parsed.iter().enumerate().collect();
+    let reports = par_map(&indexed, |&(i, p)| {
         let plugin = plugins.get(plugin_root(&p.source.path)).unwrap_or(&empty);
-        check_parsed(p, plugin, context.file_exists.as_ref(), config)
+        let config = configs.get(i).copied().unwrap_or(&defaults);
+        check_parsed(p, plugin, context, config)
     });
     reports.into_iter().flatten().collect()
 }
@@ -258,18 +277,21 @@ pub fn lint_text(path: &str, text: &str, config: &Config) -> FileReport {
     let input = Input::from_text(path, text, true);
     let parsed = parse_input(&input);
     let plugin = PluginIndex::default();
-    check_parsed(&parsed, &plugin, None, config).unwrap_or_else(|| FileReport {
-        source: parsed.source.clone(),
-        findings: Vec::new(),
+    check_parsed(&parsed, &plugin, &PluginContext::default(), config).unwrap_or_else(|| {
+        FileReport {
+            source: parsed.source.clone(),
+            findings: Vec::new(),
+        }
     })
 }
 
 fn check_parsed(
     p: &Parsed,
     plugin: &PluginIndex,
-    file_exists: Option<&FileExists>,
+    context: &PluginContext,
     config: &Config,
 ) -> Option<FileReport> {
+    let file_exists = context.file_exists.as_ref();
     if p.kind.is_none() && !p.explicit && p.doc.problems.is_empty() {
         return None;
     }
@@ -277,6 +299,8 @@ fn check_parsed(
     let model = Model::build(root, p.kind);
     let schema = match (root, p.kind) {
         (Some(root), Some(kind)) => schema::check(&p.source.text, root, kind),
+        // An empty or comment-only plugin file: the schema refuses the null it reads as.
+        (None, Some(_)) if p.doc.problems.is_empty() => vec![schema::empty_file()],
         _ => Vec::new(),
     };
     let cx = rules::Context {
@@ -294,6 +318,15 @@ fn check_parsed(
         anonymous: p.anonymous,
     };
     let mut findings = rules::run(&cx);
+    let complete = plugin.complete && file_exists.is_some() && !p.anonymous;
+    let about_suppressions = suppress::apply(
+        &p.source,
+        &mut findings,
+        !context.no_ignores,
+        complete,
+        |id| config.rules.get(id) != Some(&Level::Off),
+    );
+    findings.extend(about_suppressions);
     findings.retain_mut(|f| {
         match config.rules.get(f.rule) {
             Some(Level::Off) => return false,
@@ -301,8 +334,7 @@ fn check_parsed(
             Some(Level::Error) => f.severity = Severity::Error,
             None => {}
         }
-        let (line, _) = p.source.line_col(f.span.start);
-        !suppress::is_suppressed(&p.source, line, f.rule)
+        true
     });
     findings.sort_by(|a, b| {
         (a.span.start, a.span.end, a.rule).cmp(&(b.span.start, b.span.end, b.rule))

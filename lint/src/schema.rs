@@ -329,6 +329,23 @@ pub fn check(text: &str, root: &Node, kind: FileKind) -> Vec<Problem> {
     problems
 }
 
+/// What an agent, flow or routine file with no YAML document (empty, or only comments)
+/// breaks: its root must be a mapping, as the JSON Schema's `"type": "object"` says of the
+/// null such a file reads as. Without this the file would pass with nothing checked.
+pub fn empty_file() -> Problem {
+    Problem::WrongType {
+        span: 0..0,
+        path: FILE.to_owned(),
+        expected: "a mapping".to_owned(),
+        found: "empty (it holds no YAML document, only comments or nothing)".to_owned(),
+        help: Some("write the file's keys, at least `name:`".to_owned()),
+        fix: None,
+    }
+}
+
+/// The path of the file's root in problems.
+pub const FILE: &str = "the file";
+
 /// The state of one schema walk: the file's text and the problems found so far.
 struct Walk<'a> {
     text: &'a str,
@@ -389,7 +406,7 @@ impl Walk<'_> {
             self.out.push(Problem::WrongType {
                 span: node.span.clone(),
                 path: if path.is_empty() {
-                    "the file".to_owned()
+                    FILE.to_owned()
                 } else {
                     path.to_owned()
                 },

@@ -114,6 +114,15 @@ impl SourceFile {
         rest[..end].trim_end_matches('\r')
     }
 
+    /// The byte offset where line `line` (1-based) starts; the text's length past the last
+    /// line, and the mark's end for line 1.
+    pub fn line_start(&self, line: usize) -> usize {
+        self.line_starts
+            .get(line.saturating_sub(1))
+            .copied()
+            .unwrap_or(self.text.len())
+    }
+
     /// The number of lines.
     pub fn line_count(&self) -> usize {
         self.line_starts.len()

@@ -70,16 +70,21 @@ fn inline_ignore_on_the_line_or_the_line_above() {
         "      timout: 5m",
         "      # ozcheck: ignore[unknown-key, compound-timeout]\n      timout: 5m",
     );
+    // `compound-timeout` has no finding on that line or the next: an unused suppression.
     assert_eq!(
         rules(&config, &above),
-        [("compound-timeout", Severity::Error)]
+        [
+            ("compound-timeout", Severity::Error),
+            ("unused-suppression", Severity::Warning)
+        ]
     );
-    // Another rule's id, or the marker inside a value, suppresses nothing.
+    // Another rule's id, or the marker inside a value, suppresses nothing (the first is
+    // reported unused besides).
     let other = FLOW.replace(
         "timeout: 1h30m",
         "timeout: 1h30m  # ozcheck: ignore[invalid-since]",
     );
-    assert_eq!(rules(&config, &other).len(), 2);
+    assert_eq!(rules(&config, &other).len(), 3);
     let in_value = FLOW.replace(
         "name: watch",
         "name: \"watch#ozcheck: ignore[invalid-name]\"",

@@ -115,6 +115,7 @@ fn a_routine_sees_only_its_own_plugins_agents() {
         Input::from_text("b/routines/r.yaml", "name: r\nagent: helper\n", true),
     ];
     let context = PluginContext {
+        no_ignores: false,
         files: Vec::new(),
         agents_complete: true,
         ..PluginContext::default()

@@ -16,6 +16,7 @@ fn lint_example(text: &str) -> Vec<FileReport> {
     // Files an example points at (such as a prompt) exist when the example lists them.
     let paths: Vec<String> = files.iter().map(|f| f.path.clone()).collect();
     let context = PluginContext {
+        no_ignores: false,
         files: Vec::new(),
         agents_complete: files.iter().any(|f| f.path.starts_with("agents/")),
         file_exists: Some(std::sync::Arc::new(move |p: &std::path::Path| {
@@ -118,5 +119,41 @@ fn rule_ids_are_unique_kebab_case_and_findings_use_registered_ids() {
                 }
             }
         }
+    }
+}
+
+/// GitHub's anchor of a Markdown heading: lower case, spaces to `-`, other punctuation
+/// but `-` and `_` dropped.
+fn anchor(heading: &str) -> String {
+    heading
+        .trim()
+        .to_lowercase()
+        .chars()
+        .filter_map(|c| match c {
+            ' ' => Some('-'),
+            c if c.is_alphanumeric() || c == '-' || c == '_' => Some(c),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn every_rule_url_is_absolute_and_its_anchor_is_in_docs_rules_md() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/rules.md");
+    let doc = std::fs::read_to_string(path).expect("docs/rules.md");
+    let anchors: Vec<String> = doc
+        .lines()
+        .filter_map(|l| l.strip_prefix("## "))
+        .map(anchor)
+        .collect();
+    for rule in RULES {
+        let url = ozcheck_lint::docs::rule_url(rule.id);
+        assert!(url.starts_with("https://"), "{url} is not absolute");
+        let (page, fragment) = url.split_once('#').expect("an anchor");
+        assert!(page.ends_with("docs/rules.md"), "{url}");
+        assert!(
+            anchors.iter().any(|a| a == fragment),
+            "{url}: no heading with anchor `{fragment}` in docs/rules.md"
+        );
     }
 }

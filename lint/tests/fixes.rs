@@ -45,6 +45,15 @@ const HELPER: (&str, &str) = (
 
 const CASES: &[Case] = &[
     Case {
+        rule: "unused-suppression",
+        files: &[(
+            "flows/w.yaml",
+            "name: w\nsteps:\n  - id: a\n    # ozcheck: ignore[unknown-key]\n    wait_for_event:\n      source: s\n      timeout: 5m  # ozcheck: ignore[compound-timeout]   \n",
+        )],
+        path: "flows/w.yaml",
+        fixed: "name: w\nsteps:\n  - id: a\n    wait_for_event:\n      source: s\n      timeout: 5m\n",
+    },
+    Case {
         rule: "compound-timeout",
         files: &[(
             "flows/w.yaml",

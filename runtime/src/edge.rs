@@ -91,9 +91,15 @@ impl<S: Store> Runtime<S> {
         Self::start_with(store, clock, config, &Routing::Local).await
     }
 
-    /// Starts an edge on `store`: a local edge re-arms every open wait; then the events a
-    /// crashed router left unrouted are routed, flows stopped between two steps go on, and the
-    /// deadlines that passed while no runtime was running fire.
+    /// Starts an edge on `store`: a local edge re-arms every open wait and routes the events a
+    /// crashed router left unrouted (it is the only router); then flows stopped between two
+    /// steps go on, and the deadlines that passed while no runtime was running fire.
+    ///
+    /// **An edge sharing its database serves first and sweeps after**: it routes nothing left
+    /// over at start. The other edges may be routing those events right now, and a backlog of
+    /// thousands kept a restarted edge from listening for minutes (issue 35); the holder of the
+    /// sweeper lease routes them instead, [`REROUTE_PER_SWEEP`] per pass, in the background
+    /// ([`Runtime::sweep`]).
     pub async fn start_with(
         store: Arc<S>,
         clock: Arc<dyn Clock>,
@@ -127,7 +133,20 @@ impl<S: Store> Runtime<S> {
                 }
             }
         }
-        rt.reroute(Timestamp(i64::MAX)).await?;
+        if rt.routes.is_shared() {
+            // A shared store: the live edges are routing and registering meanwhile, so this
+            // edge serves at once and leaves what was left over to the sweeper's lease (at most
+            // REROUTE_PER_SWEEP a pass). It still looks back, before the deadlines fire, for the
+            // waits whose registration a crash cut short before it started: a set that only
+            // shrinks, so the start does not race the live edges.
+            let started = rt.now();
+            rt.look_back_pending(started).await?;
+        } else {
+            rt.reroute(Timestamp(i64::MAX)).await?;
+            // Before the deadlines fire: a wait whose registration a crash cut short gets the
+            // event it would have found then, if that event came before its deadline.
+            rt.look_back_pending(Timestamp(i64::MAX)).await?;
+        }
         rt.resume_flows().await?;
         rt.fire_due().await?;
         Ok(rt)
@@ -143,11 +162,16 @@ impl<S: Store> Runtime<S> {
     /// store's fault rather than the events': after [`REROUTE_FAILURES`] of them the pass ends
     /// with the last error.
     pub async fn reroute(&self, before: Timestamp) -> Result<usize, StoreError> {
+        self.reroute_at_most(before, usize::MAX).await
+    }
+
+    /// [`Runtime::reroute`], ending the pass once `most` events were routed.
+    async fn reroute_at_most(&self, before: Timestamp, most: usize) -> Result<usize, StoreError> {
         const BATCH: u32 = 256;
         let mut done = 0;
         let mut failed: HashSet<i64> = HashSet::new();
         let mut in_a_row = 0;
-        loop {
+        while done < most {
             let skip = u32::try_from(failed.len()).unwrap_or(u32::MAX);
             let events = self
                 .store
@@ -178,6 +202,7 @@ impl<S: Store> Runtime<S> {
                 }
             }
         }
+        Ok(done)
     }
 
     /// The current time on the runtime's clock.
@@ -272,9 +297,78 @@ impl<S: Store> Runtime<S> {
             .transpose()
     }
 
+    /// Runs the look-back of the open waits registered before `before` whose look-back was
+    /// never marked done: their registering edge died between committing the wait and looking
+    /// back (a restart runs it for every such wait; the sweeper for those older than
+    /// [`REROUTE_AFTER`], which a live edge may still be looking back for). Running it twice is
+    /// harmless: the claim decides. Returns how many it ran.
+    pub async fn look_back_pending(&self, before: Timestamp) -> Result<usize, StoreError> {
+        const BATCH: u32 = 256;
+        let mut done: HashSet<i64> = HashSet::new();
+        loop {
+            let waits = self.store.waits_to_look_back(before, BATCH).await?;
+            let fresh: Vec<Wait> = waits
+                .into_iter()
+                .filter(|w| !done.contains(&w.seq))
+                .collect();
+            if fresh.is_empty() {
+                return Ok(done.len());
+            }
+            for wait in fresh {
+                done.insert(wait.seq);
+                let job = self.store.job(&wait.job).await?;
+                match self.compile_filter(&wait.spec) {
+                    Ok(filter) => self.settle(job.as_ref(), &wait, filter).await?,
+                    Err(reason) => {
+                        let now = self.now();
+                        self.close(&wait, WaitState::Refused, Some(&reason.to_string()), now)
+                            .await?;
+                    }
+                }
+            }
+        }
+    }
+
+    /// What registering does once the open wait is committed, written once for the first try,
+    /// a retry, a restart and the sweeper (each may run it again: every step is idempotent or
+    /// decided by the store's one transition): a shadow job's wait is refused; a wait whose
+    /// deadline had passed when it was registered times out; any other is armed, looks back
+    /// through the retained events (E15) and is marked looked back, so no restart looks again.
+    async fn settle(
+        &self,
+        job: Option<&Job>,
+        wait: &Wait,
+        filter: Option<Filter>,
+    ) -> Result<(), StoreError> {
+        if job.is_none_or(|j| j.shadow) {
+            let reason = "shadow run: no event is waited for";
+            self.close(wait, WaitState::Refused, Some(reason), wait.created_at)
+                .await?;
+            return Ok(());
+        }
+        if wait.deadline <= wait.created_at {
+            // The job's own time was up: nothing is looked back at, nothing is taken.
+            self.close(wait, WaitState::TimedOut, None, wait.created_at)
+                .await?;
+            return Ok(());
+        }
+        // Armed before the look-back, so an event that arrives meanwhile is routed to it; the
+        // store's transition decides which of the two claims wins.
+        self.routes.arm(ArmedWait {
+            wait: wait.clone(),
+            filter: filter.clone(),
+        });
+        self.look_back(wait, filter.as_ref()).await?;
+        self.store.mark_looked_back(wait.seq).await
+    }
+
     /// Registers a validated wait for `job` (tool calls and flow steps alike): refused for an
     /// ended job; timed out at once when the job's own deadline has passed (E2); otherwise
     /// armed, then the retained events are looked back through (E15).
+    ///
+    /// A second registration of a wait the job has (a client's retry after an answer it never
+    /// got) with the same arguments gets the wait as it stands, after finishing what the first
+    /// try may have left undone; other arguments under the same name are `wait-exists`.
     pub(crate) async fn register(
         &self,
         job: &Job,
@@ -287,6 +381,7 @@ impl<S: Store> Runtime<S> {
                 format!("the job `{}` has ended: it cannot wait", job.id),
             ));
         }
+        keys::storable("the wait's `source`", &spec.source)?;
         if self.config().source(&spec.source).is_none() {
             return Err(RuntimeError::not_found(
                 "unknown-source",
@@ -294,9 +389,7 @@ impl<S: Store> Runtime<S> {
             ));
         }
         keys::check("the wait's name", name, keys::MAX_WAIT_NAME)?;
-        if let Some(subject) = &spec.subject {
-            keys::check("the wait's `subject`", subject, keys::MAX_FIELD)?;
-        }
+        check_spec_keys(&spec)?;
         let filter = self.compile_filter(&spec).map_err(|r| {
             RuntimeError::refused(r.code, format!("the filter is refused: {}", r.message))
         })?;
@@ -313,10 +406,7 @@ impl<S: Store> Runtime<S> {
         wait.seq = match self.store.insert_wait(&wait).await? {
             WaitInsert::Inserted(seq) => seq,
             WaitInsert::NameTaken => {
-                return Err(RuntimeError::conflict(
-                    "wait-exists",
-                    format!("the job `{}` has a wait `{name}` already", job.id),
-                ));
+                return self.registered_again(job, name, &wait.spec, filter).await;
             }
             WaitInsert::JobEnded => {
                 return Err(RuntimeError::refused(
@@ -325,30 +415,42 @@ impl<S: Store> Runtime<S> {
                 ));
             }
         };
-        if job.shadow {
-            let reason = "shadow run: no event is waited for";
-            self.close(&wait, WaitState::Refused, Some(reason), now)
-                .await?;
-            return self.wait_named(&job.id, name).await;
-        }
-        if deadline <= now {
-            // The job's own time is up: nothing is looked back at, nothing is taken.
-            self.close(&wait, WaitState::TimedOut, None, now).await?;
-            return self.wait_named(&job.id, name).await;
-        }
-        // Armed before the look-back, so an event that arrives meanwhile is routed to it; the
-        // store's transition decides which of the two claims wins.
-        self.routes.arm(ArmedWait {
-            wait: wait.clone(),
-            filter: filter.clone(),
-        });
-        self.look_back(&wait, filter.as_ref()).await?;
+        self.settle(Some(job), &wait, filter).await?;
         self.fire_due().await?;
+        self.wait_named(&job.id, name).await
+    }
+
+    /// A registration whose name the job has already: the same arguments are a retry, answered
+    /// with the wait as it stands once its registration is finished (its first try may have
+    /// died after committing it); other arguments are `wait-exists`.
+    async fn registered_again(
+        &self,
+        job: &Job,
+        name: &str,
+        spec: &WaitSpec,
+        filter: Option<Filter>,
+    ) -> Result<Wait, RuntimeError> {
+        let existing = self.wait_named(&job.id, name).await?;
+        if existing.spec != *spec {
+            return Err(RuntimeError::conflict(
+                "wait-exists",
+                format!(
+                    "the job `{}` has a wait `{name}` already, with other arguments",
+                    job.id
+                ),
+            ));
+        }
+        if existing.state == WaitState::Open {
+            self.settle(Some(job), &existing, filter).await?;
+            self.fire_due().await?;
+        }
         self.wait_named(&job.id, name).await
     }
 
     /// A job's wait by name, or `not_found`.
     pub async fn wait_named(&self, job: &str, name: &str) -> Result<Wait, RuntimeError> {
+        keys::storable("the job id", job)?;
+        keys::storable("the wait's name", name)?;
         self.store.wait(job, name).await?.ok_or_else(|| {
             RuntimeError::not_found(
                 "unknown-wait",
@@ -364,7 +466,9 @@ impl<S: Store> Runtime<S> {
             .retained_events(&wait.spec.source, wait.after_seq, now.minus(DAY), &wait.job)
             .await?;
         for stored in events {
-            if !wait.spec.admits(&stored.event) {
+            // An event that came at or after the deadline finds the wait timed out (a look-back
+            // run late, after a crash, must not give it one).
+            if stored.received_at >= wait.deadline || !wait.spec.admits(&stored.event) {
                 continue;
             }
             let verdict = match filter {
@@ -802,25 +906,65 @@ impl<S: Store> Runtime<S> {
         if !self.routes.holds_sweeper(&*self.store, now).await? {
             return Ok(0);
         }
-        self.store.purge_events(now.minus(DAY)).await
+        let purged = self.store.purge_events(now.minus(DAY)).await?;
+        self.store
+            .forget_deliveries(now.minus(DELIVERIES_KEPT))
+            .await?;
+        Ok(purged)
     }
 
     /// The periodic work of an edge: fire due deadlines, and, on the edge that holds the
-    /// sweeper lease, route events left unrouted for [`REROUTE_AFTER`] (their router died) and
-    /// forget expired events.
+    /// sweeper lease, route events left unrouted for [`REROUTE_AFTER`] (their router died), at
+    /// most about [`REROUTE_PER_SWEEP`] of them, and forget expired events and deliveries.
+    ///
+    /// The bound keeps a pass well inside the lease's term, so that the holder renews it before
+    /// another edge could take it and route the same events (harmless, every claim is
+    /// conditional, but wasted), and keeps the deadlines of the next pass on time.
     pub async fn sweep(&self) -> Result<(), StoreError> {
         self.fire_due().await?;
         let now = self.now();
         if self.routes.holds_sweeper(&*self.store, now).await? {
             // Retention runs even when re-routing failed: it is what finally removes an event
             // that cannot be routed.
-            let rerouted = self.reroute(now.minus(REROUTE_AFTER)).await;
+            let rerouted = self
+                .reroute_at_most(now.minus(REROUTE_AFTER), REROUTE_PER_SWEEP)
+                .await;
+            let looked = self.look_back_pending(now.minus(REROUTE_AFTER)).await;
             self.store.purge_events(now.minus(DAY)).await?;
+            self.store
+                .forget_deliveries(now.minus(DELIVERIES_KEPT))
+                .await?;
             rerouted?;
+            looked?;
         }
         Ok(())
     }
 }
+
+/// The keys and text of a wait's arguments that every store must keep alike: its subject
+/// within [`keys::MAX_FIELD`], and no NUL in its subject, types or filter.
+fn check_spec_keys(spec: &WaitSpec) -> Result<(), RuntimeError> {
+    if let Some(subject) = &spec.subject {
+        keys::check("the wait's `subject`", subject, keys::MAX_FIELD)?;
+    }
+    for kind in spec.types.iter().flatten() {
+        keys::storable("a type of the wait's `types`", kind)?;
+    }
+    if let Some(filter) = &spec.filter {
+        keys::storable_text("the wait's `filter`", filter)?;
+    }
+    Ok(())
+}
+
+/// About how many left-over events one pass of [`Runtime::sweep`] routes (it ends after the
+/// batch in which it reaches this many); the rest wait for the next pass, a second later.
+pub const REROUTE_PER_SWEEP: usize = 1024;
+
+/// How long the edge remembers a delivery's identity after it first arrived: the longest a
+/// wait may last (7 days) and the one-day retention of the events it may look back at, so a
+/// redelivery of an event any open wait could still have seen is a duplicate.
+pub const DELIVERIES_KEPT: Duration =
+    Duration::from_secs(ozcheck_analyzer::wait_args::MAX_TIMEOUT.as_secs() + DAY.as_secs());
 
 /// Failures one after another, with no event routed between them, that end a pass of
 /// [`Runtime::reroute`].

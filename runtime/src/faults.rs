@@ -230,6 +230,7 @@ impl<T: Rows> ReadRows for FaultyTx<T> {
     delegate!(read open_waits_on_many(keys: &[(&str, &str, &str)]) -> Vec<Vec<Wait>>);
     delegate!(read due_waits(now: Timestamp, limit: u32) -> Vec<Wait>);
     delegate!(read next_deadline() -> Option<Timestamp>);
+    delegate!(read waits_to_look_back(before: Timestamp, limit: u32) -> Vec<Wait>);
     delegate!(read last_event_seq() -> i64);
     delegate!(read events_after(source: &str, after_seq: i64, since: Timestamp) -> Vec<StoredEvent>);
     delegate!(read wait_state(seq: i64) -> Option<WaitState>);
@@ -256,8 +257,11 @@ impl<T: Rows> Rows for FaultyTx<T> {
     delegate!(write set_job_ended(id: &str, at: Timestamp) -> bool);
     delegate!(write insert_wait(wait: &Wait) -> Option<i64>);
     delegate!(write close_wait(seq: i64, closing: Closing<'_>) -> bool);
+    delegate!(write set_looked_back(seq: i64) -> ());
     delegate!(write insert_event(event: &Event, received_at: Timestamp) -> Option<i64>);
     delegate!(write delete_events_before(before: Timestamp) -> u64);
+    delegate!(write insert_delivery(source: &str, identity: &str, event_id: &str, at: Timestamp) -> Option<(String, Timestamp)>);
+    delegate!(write delete_deliveries_before(before: Timestamp) -> u64);
     delegate!(write insert_ledger(job: &str, event: (&str, &str), wait_seq: i64) -> bool);
     delegate!(write set_routed(source: &str, id: &str) -> ());
     delegate!(write take_lease(name: &str, holder: &str, now: Timestamp, until: Timestamp) -> bool);

@@ -87,6 +87,8 @@ impl<S: Store> Runtime<S> {
 
     /// A person answers a pending approval step of a flow job; the flow goes on.
     pub async fn approve(&self, job: &str, step: &str, approved: bool) -> Result<(), RuntimeError> {
+        crate::keys::storable("the job id", job)?;
+        crate::keys::storable("the step's name", step)?;
         let output = json!({"approved": approved});
         if !self
             .store()

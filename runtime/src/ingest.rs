@@ -2,8 +2,18 @@
 //! bounds, then the event into the edge. Every outcome is an HTTP status plus audit records;
 //! refusals are audited once per kind, source and minute with the previous minute's count, the
 //! rest go to the log.
+//!
+//! **A delivery is one event however often it is sent** (E3, E11): the edge remembers each
+//! delivery's identity (what the sender signed: [`crate::source::identity`]) with its first
+//! arrival for [`crate::edge::DELIVERIES_KEPT`], past its body's retention, so the same signed
+//! bytes under another delivery id, or a redelivery days later, are `200 duplicate`, audited
+//! as `event.duplicate`, and route nothing.
+
+use std::time::Duration;
 
 use serde_json::json;
+
+use crate::clock::{DAY, Timestamp};
 
 use crate::edge::Runtime;
 use crate::filter::check_bounds;
@@ -32,6 +42,22 @@ impl Delivered {
             duplicate: false,
             error: Some(error.into()),
         }
+    }
+}
+
+/// How long before its body's retention ends a remembered delivery already counts as past it:
+/// the event may be purged while its redelivery is being taken, and one taken as new then would
+/// reach waits of jobs started after it first arrived. (A router that died on it leaves it to
+/// the sweeper, which routes it within seconds.)
+const RETENTION_MARGIN: Duration = Duration::from_secs(60);
+
+/// The answer to a duplicate delivery.
+fn duplicate(event: Event) -> Delivered {
+    Delivered {
+        status: 200,
+        event: Some(event),
+        duplicate: true,
+        error: None,
     }
 }
 
@@ -94,13 +120,56 @@ impl<S: Store> Runtime<S> {
             self.refuse(source, "bounds", &reason).await?;
             return Ok(Delivered::status(413, reason));
         }
+        let mut event = event;
+        let identity = crate::source::identity(&config, delivery, &event);
+        let now = self.now();
+        let first = self
+            .store()
+            .remember_delivery(source, &identity, &event.id, now)
+            .await?;
+        let mut replay = None;
+        if let Some((first_id, first_at)) = first {
+            if first_at < now.minus(DAY).plus(RETENTION_MARGIN) {
+                // Its body is purged (or about to be): the event it was is older than any
+                // look-back, and it must not reach a job started after it first arrived (E3).
+                self.audit_duplicate(source, &event.id, &first_id, first_at, "past retention")
+                    .await?;
+                event.id = first_id;
+                return Ok(duplicate(event));
+            }
+            if first_id != event.id {
+                replay = Some((std::mem::replace(&mut event.id, first_id), first_at));
+            }
+        }
         let stored = self.ingest(&event).await?;
+        if let (None, Some((delivery_id, first_at))) = (&stored, replay) {
+            self.audit_duplicate(source, &delivery_id, &event.id, first_at, "replayed")
+                .await?;
+        }
         Ok(Delivered {
             status: if stored.is_some() { 202 } else { 200 },
             duplicate: stored.is_none(),
             event: Some(event),
             error: None,
         })
+    }
+
+    /// The `event.duplicate` record of a delivery whose identity was remembered under another
+    /// delivery id, or past retention: the sender gets `200`, nothing is routed.
+    async fn audit_duplicate(
+        &self,
+        source: &str,
+        delivery_id: &str,
+        event_id: &str,
+        first_at: Timestamp,
+        reason: &str,
+    ) -> Result<(), StoreError> {
+        self.audit(
+            "event.duplicate",
+            json!({"source": source, "id": delivery_id, "event": event_id,
+                   "first_at": first_at.0, "reason": reason}),
+        )
+        .await
     }
 
     async fn refuse(&self, source: &str, kind: &str, reason: &str) -> Result<(), StoreError> {

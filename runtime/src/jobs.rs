@@ -99,6 +99,7 @@ impl<S: Store> Runtime<S> {
 
     /// A job by id, or `not_found`.
     pub async fn job(&self, id: &str) -> Result<Job, RuntimeError> {
+        crate::keys::storable("the job id", id)?;
         self.store()
             .job(id)
             .await?
@@ -111,6 +112,7 @@ impl<S: Store> Runtime<S> {
         if let Some(job) = job {
             return self.wait_named(job, name).await;
         }
+        crate::keys::storable("the wait's name", name)?;
         let mut found = self.store().waits_named(name).await?;
         match found.len() {
             0 => Err(RuntimeError::not_found(
@@ -171,6 +173,7 @@ impl<S: Store> Runtime<S> {
         apply_now: bool,
     ) -> Result<(), RuntimeError> {
         let job = self.job(job).await?;
+        crate::keys::storable("the output's name", name)?;
         if job.ended_at.is_some() {
             return Err(RuntimeError::refused(
                 "job-ended",
@@ -209,6 +212,7 @@ impl<S: Store> Runtime<S> {
     /// A job ends: its queued outputs are applied, and a wait still open is refused (nobody is
     /// left to read its answer), in one step of the store, so no event reaches it after.
     pub async fn end_job(&self, job: &str) -> Result<(), RuntimeError> {
+        crate::keys::storable("the job id", job)?;
         let now = self.now();
         let Some(refused) = self.store().end_job(job, now).await? else {
             return Err(RuntimeError::not_found(

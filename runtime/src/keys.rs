@@ -16,6 +16,16 @@
 //! and 1,024). `tests/keys.rs` refuses one byte past each limit and takes each at it;
 //! `tests/attack_large_groups_pg.rs` routes a ledger key of a 1,285-byte job id and a 1,024-byte
 //! event id, and waits on 1,024-byte subjects, in large groups on `PostgreSQL`.
+//!
+//! Length is not the only difference between the stores: `PostgreSQL` cannot keep a NUL
+//! character (U+0000) in a text column at all and fails the statement, which the API answered
+//! as `503 store-unavailable` (an answer that says "try again" to a request that never
+//! succeeds), while `SQLite` and memory kept it. So every key and every text field a caller
+//! gives (a job id, a wait's name, source, types, subject and filter, an output's or a step's
+//! name) is refused here with a NUL in it, before any store sees it: `invalid-key` for a key,
+//! `invalid-text` for a filter. An event's fields are refused likewise when a delivery is read
+//! (`source::map_delivery`). Rust strings are UTF-8, so NUL is the one character `PostgreSQL`
+//! refuses; `tests/stores_agree_on_refusals.rs` runs every refusal on all three stores.
 
 use crate::error::RuntimeError;
 use crate::model::Event;
@@ -47,10 +57,38 @@ pub fn too_long(what: &str, value: &str, max: usize) -> Option<String> {
     })
 }
 
-/// [`too_long`] as the error a caller gets: `key-too-long`, the arguments refused.
+/// [`too_long`] and [`storable`] as the error a caller gets: `key-too-long` or `invalid-key`,
+/// the arguments refused.
 pub fn check(what: &str, value: &str, max: usize) -> Result<(), RuntimeError> {
+    storable(what, value)?;
     match too_long(what, value, max) {
         Some(why) => Err(RuntimeError::invalid("key-too-long", why)),
+        None => Ok(()),
+    }
+}
+
+/// Why `value`, called `what`, cannot be kept by every store: it holds a NUL character, which
+/// `PostgreSQL` refuses in text; `None` when every store keeps it.
+pub fn unstorable(what: &str, value: &str) -> Option<String> {
+    value.contains('\0').then(|| {
+        format!("{what} holds a NUL character (U+0000), which the runtime's stores do not keep")
+    })
+}
+
+/// [`unstorable`] as the error a caller gets for a key it names (a job id, a wait's name):
+/// `invalid-key`, the arguments refused. A lookup checks this too, so that a key no store can
+/// hold is a 400 on every store rather than a 404 on one and a 503 on another.
+pub fn storable(what: &str, value: &str) -> Result<(), RuntimeError> {
+    match unstorable(what, value) {
+        Some(why) => Err(RuntimeError::invalid("invalid-key", why)),
+        None => Ok(()),
+    }
+}
+
+/// [`unstorable`] for a text field that is no key (a wait's filter): `invalid-text`.
+pub fn storable_text(what: &str, value: &str) -> Result<(), RuntimeError> {
+    match unstorable(what, value) {
+        Some(why) => Err(RuntimeError::invalid("invalid-text", why)),
         None => Ok(()),
     }
 }
@@ -77,6 +115,19 @@ mod tests {
         );
         // Bytes, not characters: 43 three-byte characters are 129 bytes.
         assert!(too_long("x", &"€".repeat(43), MAX_NAME).is_some());
+    }
+
+    #[test]
+    fn a_nul_character_is_refused_in_a_key_and_in_a_text() {
+        assert_eq!(unstorable("x", "a\u{1}b\u{7f}€"), None);
+        let refused = check("the job id", "a\0b", MAX_JOB_ID).unwrap_err();
+        assert_eq!(refused.code(), "invalid-key");
+        assert!(
+            refused.to_string().contains("the job id holds a NUL"),
+            "{refused}"
+        );
+        let refused = storable_text("the filter", "'\0' == ''").unwrap_err();
+        assert_eq!(refused.code(), "invalid-text");
     }
 
     #[test]

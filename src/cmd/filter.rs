@@ -82,6 +82,10 @@ pub struct FilterArgs {
     /// folder of `--file`, or of the current folder, or above it).
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
+    /// Also estimate the expression under cost-model version N, an earlier version this build
+    /// still carries, and show both figures (docs/cost-model.md, "Versions").
+    #[arg(long, value_name = "N", conflicts_with_all = ["witness", "explain"])]
+    pub compare_model: Option<u32>,
 }
 
 /// Reads `--extensions`: names separated by commas, or `none`.
@@ -181,6 +185,9 @@ pub fn run(args: &FilterArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    if let Some(version) = args.compare_model {
+        return compare_model(&source, &env, &options, version, args.format);
+    }
     let (report, witness) = match &args.witness {
         Some(_) => ozcheck_analyzer::check_with_witness(&source, &env, &options),
         None => (
@@ -223,6 +230,12 @@ pub fn run(args: &FilterArgs) -> ExitCode {
                     witness.cost,
                     witness.evaluations
                 );
+                if let Some(failure) = &witness.failure {
+                    crate::outln!("witness: the filter fails on it: {failure}");
+                }
+                if let Some(shortfall) = &witness.shortfall {
+                    crate::outln!("witness: it does not prove the refusal: {shortfall}");
+                }
             }
             if args.explain {
                 if let Ok(tree) = ozcheck_analyzer::explain_expression(&source, &env, &options) {
@@ -232,6 +245,72 @@ pub fn run(args: &FilterArgs) -> ExitCode {
         }
     }
     match report.verdict {
+        Verdict::Accepted => ExitCode::SUCCESS,
+        Verdict::Refused => ExitCode::from(1),
+    }
+}
+
+/// `--compare-model N`: the estimate under the current cost model and under version `N`, or,
+/// when this build does not carry `N`, which versions it carries. Exits as without the flag
+/// (the verdict under the current model), 2 for a version not carried.
+fn compare_model(
+    source: &str,
+    env: &Env,
+    options: &Options,
+    version: u32,
+    format: Format,
+) -> ExitCode {
+    use ozcheck_analyzer::cost::table::{CARRIED_VERSIONS, COST_MODEL_VERSION};
+    let Some(earlier) = options.model.with_version(version) else {
+        let carried: Vec<String> = CARRIED_VERSIONS.iter().map(u32::to_string).collect();
+        eprintln!(
+            "error: this build does not carry cost-model version {version}; it carries versions \
+             {} (current: {COST_MODEL_VERSION})",
+            carried.join(", ")
+        );
+        return ExitCode::from(2);
+    };
+    let current = ozcheck_analyzer::check_expression(source, env, options);
+    let then = ozcheck_analyzer::check_expression(
+        source,
+        env,
+        &Options {
+            model: earlier,
+            ..options.clone()
+        },
+    );
+    let verdict = |r: &Report| match r.verdict {
+        Verdict::Accepted => "accepted",
+        Verdict::Refused => "refused",
+    };
+    match format {
+        Format::Json => {
+            let row = |v: u32, r: &Report| serde_json::json!({"version": v, "verdict": r.verdict, "cost": r.cost});
+            crate::outln!(
+                "{}",
+                serde_json::json!({
+                    "cost_model_version": COST_MODEL_VERSION,
+                    "limit": options.limit,
+                    "models": [row(COST_MODEL_VERSION, &current), row(version, &then)],
+                })
+            );
+        }
+        Format::Full => {
+            for (v, r) in [(COST_MODEL_VERSION, &current), (version, &then)] {
+                let cost = r.cost.map_or_else(
+                    || "not estimated (it does not compile)".to_owned(),
+                    |c| format!("{}..{}", c.min, c.max),
+                );
+                let now = if v == COST_MODEL_VERSION {
+                    " (current)"
+                } else {
+                    ""
+                };
+                crate::outln!("cost model {v}{now}: {cost}, {}", verdict(r));
+            }
+        }
+    }
+    match current.verdict {
         Verdict::Accepted => ExitCode::SUCCESS,
         Verdict::Refused => ExitCode::from(1),
     }

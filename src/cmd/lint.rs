@@ -8,9 +8,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, ValueEnum};
-use ozcheck_lint::FileReport;
 use ozcheck_lint::fix::{self, FixedFile};
 use ozcheck_lint::render::{self, Format};
+use ozcheck_lint::{Config, FileReport};
 
 mod inputs;
 
@@ -51,10 +51,20 @@ pub struct LintArgs {
     /// Output format.
     #[arg(long, value_enum, default_value = "full")]
     pub format: LintFormat,
-    /// Configuration file (default: the nearest ozcheck.toml in the folder of the first path or
-    /// a folder above it).
+    /// Configuration file for every file (default: each file's nearest ozcheck.toml, in its
+    /// folder or a folder above it).
     #[arg(long)]
     pub config: Option<PathBuf>,
+    /// Read no ozcheck.toml: every file gets the default configuration.
+    #[arg(long, conflicts_with = "config")]
+    pub isolated: bool,
+    /// Accept a folder with no plugin file to lint (for scripts over generated trees); without
+    /// it such a folder is a usage error (exit 2).
+    #[arg(long)]
+    pub allow_empty: bool,
+    /// Disregard `# ozcheck: ignore[…]` comments: report every finding.
+    #[arg(long)]
+    pub no_ignores: bool,
     /// Report standard input under this path (its plugin is read from disk for context).
     #[arg(long)]
     pub stdin_filename: Option<String>,
@@ -123,10 +133,17 @@ fn findings_text(args: &LintArgs, reports: &[FileReport], color: bool) -> String
     text
 }
 
-/// Writes `text` to the output file or standard output; false when that fails.
+/// Writes `text` to the output file or standard output; false when that fails (a file that
+/// cannot be written is said on standard error).
 fn emit(args: &LintArgs, text: &str) -> bool {
     if let Some(path) = &args.output_file {
-        return std::fs::write(path, text).is_ok();
+        return match std::fs::write(path, text) {
+            Ok(()) => true,
+            Err(e) => {
+                let _ = writeln!(std::io::stderr(), "ozcheck lint: {}: {e}", path.display());
+                false
+            }
+        };
     }
     let mut stdout = std::io::stdout().lock();
     stdout
@@ -170,18 +187,46 @@ fn write_fixes(args: &LintArgs, fixed: &[FixedFile], from_stdin: bool) -> Result
 
 /// Runs the subcommand.
 pub fn run(args: &LintArgs) -> ExitCode {
-    let config = match inputs::config(args) {
+    // Statistics are a table (text, or JSON for scripts); SARIF and GitHub annotations have no
+    // place for one, so asking for both is refused rather than answered in another format.
+    if args.statistics && matches!(args.format, LintFormat::Sarif | LintFormat::Github) {
+        return usage_error(
+            "--statistics prints a table as text or JSON; use it with --format full, concise or json",
+        );
+    }
+    let inputs = match inputs::collect(args) {
+        Ok(inputs) => inputs,
+        Err(e) => return usage_error(&e),
+    };
+    // Every path that could not be read or held nothing is reported, and the others are still
+    // linted; the run then ends with 2 whatever the findings.
+    for problem in &inputs.problems {
+        let _ = writeln!(std::io::stderr(), "ozcheck lint: {problem}");
+    }
+    let path_problems = !inputs.problems.is_empty();
+    if path_problems && inputs.targets.is_empty() {
+        return ExitCode::from(2);
+    }
+    let (configs, indices) = match inputs::configs(args, &inputs.targets) {
         Ok(c) => c,
         Err(e) => return usage_error(&e),
     };
-    let (targets, context, from_stdin) = match inputs::collect(args) {
-        Ok(c) => c,
-        Err(e) => return usage_error(&e),
-    };
+    let config = inputs::each(&configs, &indices);
+    let code = lint_and_print(args, &inputs, &config);
+    if path_problems {
+        ExitCode::from(2)
+    } else {
+        code
+    }
+}
+
+/// Lints (or fixes) the inputs, prints the result and picks the exit code.
+fn lint_and_print(args: &LintArgs, inputs: &inputs::Inputs, config: &[&Config]) -> ExitCode {
+    let (targets, context, from_stdin) = (&inputs.targets, &inputs.context, inputs.from_stdin);
     let to_terminal = args.output_file.is_none() && std::io::stdout().is_terminal();
     let color = args.format == LintFormat::Full && use_color(args.color, to_terminal);
     if args.diff {
-        let fixed = fix::fix(&targets, &context, &config);
+        let fixed = fix::fix_each(targets, context, config);
         let diff = fix::unified_diff(&fixed);
         if !emit(args, &diff) {
             return ExitCode::from(2);
@@ -189,13 +234,13 @@ pub fn run(args: &LintArgs) -> ExitCode {
         return ExitCode::from(u8::from(!diff.is_empty()));
     }
     let reports: Vec<FileReport> = if args.fix {
-        let fixed = fix::fix(&targets, &context, &config);
+        let fixed = fix::fix_each(targets, context, config);
         if let Err(e) = write_fixes(args, &fixed, from_stdin) {
             return usage_error(&e);
         }
         fixed.into_iter().map(|f| f.report).collect()
     } else {
-        ozcheck_lint::lint(&targets, &context, &config)
+        ozcheck_lint::lint_each(targets, context, config)
     };
     let text = findings_text(args, &reports, color);
     // With `--fix` on standard input the fixed text owns standard output; findings go beside.

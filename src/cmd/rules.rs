@@ -25,7 +25,11 @@ pub fn run(args: &RulesArgs) -> ExitCode {
                 let _ = writeln!(std::io::stderr(), "ozcheck rules: no rule `{id}`{hint}");
                 return ExitCode::from(2);
             };
-            docs::rule_markdown(rule)
+            format!(
+                "{}Documentation: {}\n",
+                docs::rule_markdown(rule),
+                docs::rule_url(rule.id)
+            )
         }
     };
     crate::out!("{text}");

@@ -15,6 +15,10 @@ use super::protocol::{
 /// The hover at a position, if there is something to say.
 pub fn hover(documents: &Documents, encoding: Encoding, params: &HoverParams) -> Option<Hover> {
     let doc = documents.get(&params.text_document.uri)?;
+    // Over the lint's limit the text is not parsed, as the lint does not parse it.
+    if doc.text.len() > ozcheck_lint::MAX_FILE_BYTES {
+        return None;
+    }
     let index = LineIndex::new(&doc.text, encoding);
     let offset = index.offset(params.position);
     let config = discover::nearest_config(&doc.path).unwrap_or_default();

@@ -131,14 +131,11 @@ pub fn uri_to_path(uri: &Uri) -> Option<PathBuf> {
     Some(PathBuf::from(decoded))
 }
 
-/// Where a rule is documented, as a diagnostic's code description (rule names are
-/// kebab-case, so the link needs no escaping).
+/// Where a rule is documented, as a diagnostic's code description: the one URL the lint
+/// builds for every output (an absolute URL; LSP wants a URI, not a path).
 fn rule_doc(rule: &str) -> CodeDescription {
     CodeDescription {
-        href: format!(
-            "{}/blob/main/docs/rules.md#{rule}",
-            env!("CARGO_PKG_REPOSITORY")
-        ),
+        href: ozcheck_lint::docs::rule_url(rule),
     }
 }
 

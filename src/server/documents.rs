@@ -1,6 +1,11 @@
 //! The open documents and how one is linted: with the `ozcheck.toml` found above it, the
 //! plugin's agents read from disk (or from their open buffers) for cross-file rules, and the
 //! disk asked whether the files it points at exist.
+//!
+//! What stays open is bounded, so that a client cannot grow the server's memory by opening
+//! documents: at most [`MAX_OPEN_DOCUMENTS`] of them, holding at most [`MAX_OPEN_BYTES`] of
+//! text, URIs and paths together. A document that would pass either bound is not kept (the
+//! server says so and lints it no more until others are closed).
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -9,6 +14,21 @@ use ozcheck_lint::{Config, FileKind, FileReport, Input, PluginContext, discover}
 
 use super::convert;
 use super::protocol::Uri;
+
+/// The most documents open at once.
+pub const MAX_OPEN_DOCUMENTS: usize = 1_000;
+
+/// The most bytes the open documents hold together (texts, URIs and paths): sixteen
+/// documents at the lint's 1 MiB limit, or thousands of plugin files.
+pub const MAX_OPEN_BYTES: usize = 16 * 1024 * 1024;
+
+/// Why a document is not kept open.
+pub enum Refused {
+    /// Its URI is not a `file:` URI.
+    NotAFile,
+    /// Keeping it would pass a bound on the open documents (the reason, for the user).
+    OverLimit(String),
+}
 
 /// One open document.
 pub struct Document {
@@ -24,6 +44,8 @@ pub struct Document {
 #[derive(Default)]
 pub struct Documents {
     open: HashMap<Uri, Document>,
+    /// The bytes the open documents hold, as [`held`] counts them.
+    held: usize,
 }
 
 /// The result of linting a document: its report (when it is a plugin file) and a problem with
@@ -36,31 +58,56 @@ pub struct Linted {
 }
 
 impl Documents {
-    /// Opens or replaces a document; `None` when the URI is not a `file:` URI.
-    pub fn open(&mut self, uri: Uri, text: String, version: i32) -> Option<()> {
-        let path = convert::uri_to_path(&uri)?;
-        self.open.insert(
-            uri,
-            Document {
-                path,
-                text,
-                version,
-            },
-        );
-        Some(())
+    /// Opens or replaces a document. When it is refused, an earlier version of it is closed.
+    pub fn open(&mut self, uri: Uri, text: String, version: i32) -> Result<(), Refused> {
+        self.close(&uri);
+        let path = convert::uri_to_path(&uri).ok_or(Refused::NotAFile)?;
+        let doc = Document {
+            path,
+            text,
+            version,
+        };
+        self.keep(uri, doc)
     }
 
-    /// Replaces a document's text.
-    pub fn change(&mut self, uri: &Uri, text: String, version: i32) {
-        if let Some(doc) = self.open.get_mut(uri) {
-            doc.text = text;
-            doc.version = version;
-        }
+    /// Replaces a document's text. When the new text is refused, the document is closed.
+    pub fn change(&mut self, uri: &Uri, text: String, version: i32) -> Result<(), Refused> {
+        let Some((uri, mut doc)) = self.take(uri) else {
+            return Ok(());
+        };
+        doc.text = text;
+        doc.version = version;
+        self.keep(uri, doc)
     }
 
     /// Closes a document.
     pub fn close(&mut self, uri: &Uri) {
-        self.open.remove(uri);
+        self.take(uri);
+    }
+
+    fn take(&mut self, uri: &Uri) -> Option<(Uri, Document)> {
+        let (uri, doc) = self.open.remove_entry(uri)?;
+        self.held -= held(&uri, &doc);
+        Some((uri, doc))
+    }
+
+    /// Keeps a document that is not open, if the bounds allow.
+    fn keep(&mut self, uri: Uri, doc: Document) -> Result<(), Refused> {
+        if self.open.len() >= MAX_OPEN_DOCUMENTS {
+            return Err(Refused::OverLimit(format!(
+                "{MAX_OPEN_DOCUMENTS} documents are open, the most the server keeps"
+            )));
+        }
+        let bytes = held(&uri, &doc);
+        if self.held + bytes > MAX_OPEN_BYTES {
+            return Err(Refused::OverLimit(format!(
+                "the open documents would hold more than {} MiB, the most the server keeps",
+                MAX_OPEN_BYTES >> 20
+            )));
+        }
+        self.held += bytes;
+        self.open.insert(uri, doc);
+        Ok(())
     }
 
     /// The document of a URI.
@@ -156,6 +203,11 @@ impl Documents {
     }
 }
 
+/// The bytes a document holds, as the bound on open documents counts them.
+fn held(uri: &Uri, doc: &Document) -> usize {
+    doc.text.len() + uri.as_str().len() + doc.path.as_os_str().len()
+}
+
 /// The folder above a file's `agents/`, `flows/` or `routines/` folder.
 fn plugin_root(file: &Path) -> Option<PathBuf> {
     let dir = file.parent()?;
@@ -168,6 +220,11 @@ fn plugin_root(file: &Path) -> Option<PathBuf> {
 fn is_plugin_file(path: &str, text: &str) -> bool {
     if FileKind::from_path(path).is_some() {
         return true;
+    }
+    // A text over the lint's limit is not parsed to learn its kind (the lint reads no more of
+    // a file that size on disk either).
+    if text.len() > ozcheck_lint::MAX_FILE_BYTES {
+        return false;
     }
     let source = ozcheck_lint::SourceFile::new(path, text);
     ozcheck_lint::yaml::parse(&source)

@@ -1,5 +1,5 @@
-//! `ozcheck server`: a language server over standard input and output (LSP 3.17, through
-//! rust-analyzer's `lsp-server` transport and the few protocol types of [`protocol`]).
+//! `ozcheck server`: a language server over standard input and output (LSP 3.17, over the
+//! bounded transport of [`transport`] and the few protocol types of [`protocol`]).
 //!
 //! It lints agent, flow and routine files when they are opened or saved, and after every change
 //! once the typing has paused for [`DEBOUNCE`]; it publishes the findings as diagnostics (CEL
@@ -10,19 +10,22 @@
 //! read from disk or from their open buffers, so cross-file rules hold in the editor too.
 //!
 //! One thread does the work: requests are answered in order, and a lint is a few hundred
-//! microseconds on a plugin file, so nothing needs cancelling.
+//! microseconds on a plugin file, so nothing needs cancelling. Its memory is bounded by the
+//! transport's limits on a message and by [`documents`]' limits on what stays open.
 
 mod actions;
 mod convert;
 mod documents;
 mod protocol;
+mod transport;
 
 use std::collections::HashMap;
+use std::io::{Read, Write};
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::RecvTimeoutError;
-use lsp_server::{Connection, Message, Notification, Request, Response};
+use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
 use serde::Serialize;
+use serde_json::value::RawValue;
 
 use protocol::{
     CodeActionOptions, CodeActionParams, DidChangeTextDocumentParams, DidCloseTextDocumentParams,
@@ -32,19 +35,39 @@ use protocol::{
 };
 
 use convert::{Encoding, LineIndex};
-use documents::Documents;
+use documents::{Documents, Refused};
+use transport::{Incoming, Params, Transport, code};
+
+pub use documents::{MAX_OPEN_BYTES, MAX_OPEN_DOCUMENTS};
+pub use transport::{MAX_BODY, MAX_HEADER_LINE, MAX_HEADERS};
 
 /// How long typing must pause before a changed document is linted again.
 pub const DEBOUNCE: Duration = Duration::from_millis(150);
 
-/// Runs the server until the client says `exit` or closes the connection.
+/// Runs the server over standard input and output until the client says `exit` or closes the
+/// connection.
 pub fn run() -> Result<(), String> {
-    let (connection, io_threads) = Connection::stdio();
-    let (id, params) = connection
-        .initialize_start()
-        .map_err(|e| format!("initialize: {e}"))?;
-    let params: InitializeParams =
-        serde_json::from_value(params).map_err(|e| format!("initialize: {e}"))?;
+    run_on(std::io::stdin(), std::io::stdout())
+}
+
+/// Runs the server over any byte streams (the fuzz target feeds it raw bytes). `Err` says why
+/// the input was given up: framing that cannot be followed, or an input that ended inside a
+/// message.
+pub fn run_on(
+    input: impl Read + Send + 'static,
+    output: impl Write + Send + 'static,
+) -> Result<(), String> {
+    let transport = Transport::spawn(input, output).map_err(|e| e.to_string())?;
+    serve(&transport.incoming, transport.outgoing.clone());
+    transport.join()
+}
+
+/// Answers `initialize`, then handles messages until `exit` or the end of the input.
+fn serve(incoming: &Receiver<Incoming>, outgoing: Sender<String>) {
+    let Some((id, params)) = initialize_start(incoming, &outgoing) else {
+        return;
+    };
+    let params: InitializeParams = params.parse().unwrap_or_default();
     let encoding = Encoding::choose(
         params
             .capabilities
@@ -59,20 +82,41 @@ pub fn run() -> Result<(), String> {
             version: env!("CARGO_PKG_VERSION"),
         },
     };
-    let result = serde_json::to_value(result).map_err(|e| e.to_string())?;
-    connection
-        .initialize_finish(id, result)
-        .map_err(|e| format!("initialize: {e}"))?;
+    let _ = outgoing.send(transport::ok_response(&id, result));
     let mut server = Server {
-        connection: &connection,
+        incoming,
+        outgoing,
         encoding,
         documents: Documents::default(),
         due: HashMap::new(),
         config_errors: HashMap::new(),
+        shut_down: false,
     };
-    server.serve()?;
-    drop(connection);
-    io_threads.join().map_err(|e| e.to_string())
+    server.serve();
+}
+
+/// Waits for `initialize`, answering other requests with an error; `None` when the client
+/// leaves first.
+fn initialize_start(
+    incoming: &Receiver<Incoming>,
+    outgoing: &Sender<String>,
+) -> Option<(Box<RawValue>, Params)> {
+    loop {
+        match incoming.recv().ok()? {
+            Incoming::Request { id, method, params } if method == "initialize" => {
+                return Some((id, params));
+            }
+            Incoming::Request { id, .. } => {
+                let _ = outgoing.send(transport::error_response(
+                    Some(&id),
+                    code::SERVER_NOT_INITIALIZED,
+                    "the server is not initialized",
+                ));
+            }
+            Incoming::Notification { method, .. } if method == "exit" => return None,
+            Incoming::Notification { .. } => {}
+        }
+    }
 }
 
 fn capabilities(encoding: Encoding) -> ServerCapabilities {
@@ -93,64 +137,57 @@ fn capabilities(encoding: Encoding) -> ServerCapabilities {
 
 /// The server's state.
 struct Server<'c> {
-    connection: &'c Connection,
+    incoming: &'c Receiver<Incoming>,
+    outgoing: Sender<String>,
     encoding: Encoding,
     documents: Documents,
     /// Documents changed since they were last linted, with when to lint them.
     due: HashMap<Uri, Instant>,
     /// The last configuration error shown per document, so it is shown once.
     config_errors: HashMap<Uri, String>,
+    /// Whether `shutdown` was asked: requests after it are refused.
+    shut_down: bool,
 }
 
 impl Server<'_> {
-    fn serve(&mut self) -> Result<(), String> {
+    /// Handles messages until `exit` or the end of the input.
+    fn serve(&mut self) {
         loop {
             let next = self.due.values().min().copied();
             let message = match next {
-                Some(at) => {
-                    match self
-                        .connection
-                        .receiver
-                        .recv_timeout(at.saturating_duration_since(Instant::now()))
-                    {
-                        Ok(message) => Some(message),
-                        Err(RecvTimeoutError::Timeout) => None,
-                        Err(RecvTimeoutError::Disconnected) => return Ok(()),
-                    }
-                }
-                None => match self.connection.receiver.recv() {
+                Some(at) => match self
+                    .incoming
+                    .recv_timeout(at.saturating_duration_since(Instant::now()))
+                {
                     Ok(message) => Some(message),
-                    Err(_) => return Ok(()),
+                    Err(RecvTimeoutError::Timeout) => None,
+                    Err(RecvTimeoutError::Disconnected) => return,
+                },
+                None => match self.incoming.recv() {
+                    Ok(message) => Some(message),
+                    Err(_) => return,
                 },
             };
             match message {
                 None => self.lint_due(),
-                Some(Message::Request(request)) => {
-                    if self
-                        .connection
-                        .handle_shutdown(&request)
-                        .map_err(|e| e.to_string())?
-                    {
-                        return Ok(());
-                    }
-                    self.request(request);
+                Some(Incoming::Request { id, method, params }) => {
+                    self.request(&id, &method, &params);
                 }
-                Some(Message::Notification(notification)) => self.notification(notification),
-                Some(Message::Response(_)) => {}
+                Some(Incoming::Notification { method, .. }) if method == "exit" => return,
+                Some(Incoming::Notification { method, params }) => {
+                    self.notification(&method, &params);
+                }
             }
         }
     }
 
-    fn send(&self, message: Message) {
+    fn send(&self, body: String) {
         // The client went away: the receive loop ends on its own.
-        let _ = self.connection.sender.send(message);
+        let _ = self.outgoing.send(body);
     }
 
     fn notify(&self, method: &str, params: impl Serialize) {
-        self.send(Message::Notification(Notification::new(
-            method.to_owned(),
-            params,
-        )));
+        self.send(transport::notification(method, params));
     }
 
     fn lint_due(&mut self) {
@@ -218,31 +255,30 @@ impl Server<'_> {
         }
     }
 
-    fn notification(&mut self, notification: Notification) {
-        match notification.method.as_str() {
+    fn notification(&mut self, method: &str, params: &Params) {
+        match method {
             method::DID_OPEN => {
-                if let Ok(params) =
-                    notification.extract::<DidOpenTextDocumentParams>(method::DID_OPEN)
-                {
+                if let Ok(params) = params.parse::<DidOpenTextDocumentParams>() {
                     let doc = params.text_document;
-                    if self
-                        .documents
-                        .open(doc.uri.clone(), doc.text, doc.version)
-                        .is_some()
-                    {
-                        self.publish_plugin(&doc.uri);
+                    match self.documents.open(doc.uri.clone(), doc.text, doc.version) {
+                        Ok(()) => self.publish_plugin(&doc.uri),
+                        Err(refused) => self.refused(&doc.uri, &refused),
                     }
                 }
             }
             method::DID_CHANGE => {
-                if let Ok(params) =
-                    notification.extract::<DidChangeTextDocumentParams>(method::DID_CHANGE)
-                {
-                    // Full synchronisation: the last change holds the whole text.
-                    if let Some(change) = params.content_changes.into_iter().last() {
+                if let Ok(params) = params.parse::<DidChangeTextDocumentParams>() {
+                    // Full synchronisation: the last change holds the whole text (and is the
+                    // only one the parameters keep).
+                    if let Some(change) = params.content_changes {
                         let uri = params.text_document.uri;
-                        self.documents
-                            .change(&uri, change.text, params.text_document.version);
+                        let changed =
+                            self.documents
+                                .change(&uri, change.text, params.text_document.version);
+                        if let Err(refused) = changed {
+                            self.refused(&uri, &refused);
+                            return;
+                        }
                         for other in self.documents.same_plugin(&uri) {
                             self.due.insert(other, Instant::now() + DEBOUNCE);
                         }
@@ -250,70 +286,88 @@ impl Server<'_> {
                 }
             }
             method::DID_SAVE => {
-                if let Ok(params) =
-                    notification.extract::<DidSaveTextDocumentParams>(method::DID_SAVE)
-                {
+                if let Ok(params) = params.parse::<DidSaveTextDocumentParams>() {
                     self.publish_plugin(&params.text_document.uri);
                 }
             }
             method::DID_CLOSE => {
-                if let Ok(params) =
-                    notification.extract::<DidCloseTextDocumentParams>(method::DID_CLOSE)
-                {
+                if let Ok(params) = params.parse::<DidCloseTextDocumentParams>() {
                     let uri = params.text_document.uri;
                     self.documents.close(&uri);
-                    self.due.remove(&uri);
-                    self.notify(
-                        method::PUBLISH_DIAGNOSTICS,
-                        PublishDiagnosticsParams {
-                            uri,
-                            diagnostics: Vec::new(),
-                            version: None,
-                        },
-                    );
+                    self.forget(uri);
                 }
             }
             _ => {}
         }
     }
 
-    fn request(&mut self, request: Request) {
-        let id = request.id.clone();
-        let result = match request.method.as_str() {
-            method::HOVER => request
-                .extract::<HoverParams>(method::HOVER)
-                .map_err(|e| format!("{e:?}"))
-                .map(|(_, params)| {
-                    serde_json::to_value(actions::hover(&self.documents, self.encoding, &params))
-                }),
-            method::CODE_ACTION => request
-                .extract::<CodeActionParams>(method::CODE_ACTION)
-                .map_err(|e| format!("{e:?}"))
-                .map(|(_, params)| {
-                    serde_json::to_value(actions::code_actions(
-                        &self.documents,
-                        self.encoding,
-                        &params,
-                    ))
-                }),
+    /// Drops what the server holds for a document that is not open, and clears its
+    /// diagnostics.
+    fn forget(&mut self, uri: Uri) {
+        self.due.remove(&uri);
+        self.config_errors.remove(&uri);
+        self.notify(
+            method::PUBLISH_DIAGNOSTICS,
+            PublishDiagnosticsParams {
+                uri,
+                diagnostics: Vec::new(),
+                version: None,
+            },
+        );
+    }
+
+    /// Says why a document is not linted (it is not kept open).
+    fn refused(&mut self, uri: &Uri, refused: &Refused) {
+        if let Refused::OverLimit(why) = refused {
+            self.notify(
+                method::SHOW_MESSAGE,
+                ShowMessageParams {
+                    typ: MessageType::WARNING,
+                    message: format!("ozcheck: {} is not linted: {why}", uri.as_str()),
+                },
+            );
+            self.forget(uri.clone());
+        }
+    }
+
+    fn request(&mut self, id: &RawValue, method: &str, params: &Params) {
+        if self.shut_down {
+            self.send(transport::error_response(
+                Some(id),
+                code::INVALID_REQUEST,
+                "the server is shutting down",
+            ));
+            return;
+        }
+        let result = match method {
+            "shutdown" => {
+                self.shut_down = true;
+                Ok(Ok(serde_json::Value::Null))
+            }
+            method::HOVER => params.parse::<HoverParams>().map(|params| {
+                serde_json::to_value(actions::hover(&self.documents, self.encoding, &params))
+            }),
+            method::CODE_ACTION => params.parse::<CodeActionParams>().map(|params| {
+                serde_json::to_value(actions::code_actions(
+                    &self.documents,
+                    self.encoding,
+                    &params,
+                ))
+            }),
             _ => {
-                self.send(Message::Response(Response::new_err(
-                    id,
-                    lsp_server::ErrorCode::MethodNotFound as i32,
-                    format!("ozcheck server does not handle {}", request.method),
-                )));
+                self.send(transport::error_response(
+                    Some(id),
+                    code::METHOD_NOT_FOUND,
+                    &format!("ozcheck server does not handle {method}"),
+                ));
                 return;
             }
         };
-        let response = match result {
-            Ok(Ok(value)) => Response::new_ok(id, value),
-            Ok(Err(e)) => Response::new_err(
-                id,
-                lsp_server::ErrorCode::InternalError as i32,
-                e.to_string(),
-            ),
-            Err(e) => Response::new_err(id, lsp_server::ErrorCode::InvalidParams as i32, e),
+        let body = match result {
+            Ok(Ok(value)) => transport::ok_response(id, value),
+            Ok(Err(e)) => transport::error_response(Some(id), code::INTERNAL_ERROR, &e.to_string()),
+            Err(e) => transport::error_response(Some(id), code::INVALID_PARAMS, &e.to_string()),
         };
-        self.send(Message::Response(response));
+        self.send(body);
     }
 }

@@ -8,7 +8,10 @@
 //! what a client sends is ignored.
 
 use std::collections::HashMap;
+use std::fmt;
+use std::marker::PhantomData;
 
+use serde::de::{Deserializer, IgnoredAny, SeqAccess, Visitor};
 use serde::{Deserialize, Serialize};
 
 /// The method names the server handles or sends.
@@ -97,7 +100,9 @@ pub struct ClientCapabilities {
 #[derive(Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct GeneralClientCapabilities {
-    /// The encodings the client can count characters in, preferred first.
+    /// The encodings the client can count characters in, preferred first (the first
+    /// [`FEW`]).
+    #[serde(default, deserialize_with = "first_few")]
     pub position_encodings: Option<Vec<String>>,
 }
 
@@ -179,7 +184,10 @@ pub struct DidOpenTextDocumentParams {
 #[serde(rename_all = "camelCase")]
 pub struct DidChangeTextDocumentParams {
     pub text_document: VersionedTextDocumentIdentifier,
-    pub content_changes: Vec<TextDocumentContentChangeEvent>,
+    /// The last of the changes: with full synchronisation it holds the whole text, and
+    /// keeping only it bounds what a change with many entries costs.
+    #[serde(deserialize_with = "last_of")]
+    pub content_changes: Option<TextDocumentContentChangeEvent>,
 }
 
 /// A change; with full synchronisation the text is the whole document.
@@ -303,7 +311,9 @@ pub struct CodeActionParams {
 
 #[derive(Debug, Default, Deserialize)]
 pub struct CodeActionContext {
-    /// The kinds the client asks for (prefixes: `source` covers `source.fixAll.ozcheck`).
+    /// The kinds the client asks for (prefixes: `source` covers `source.fixAll.ozcheck`; the
+    /// first [`FEW`]).
+    #[serde(default, deserialize_with = "first_few")]
     pub only: Option<Vec<String>>,
 }
 
@@ -336,6 +346,69 @@ impl TextEdit {
     pub fn new(range: Range, new_text: String) -> TextEdit {
         TextEdit { range, new_text }
     }
+}
+
+// ---- bounded lists ----
+
+/// How many entries of a list of names the server keeps (encodings, code action kinds): a
+/// client names a handful, and a list of empty strings would cost eight times its bytes.
+pub const FEW: usize = 16;
+
+/// A list's last element (`None` for an empty list), each earlier one dropped as the next is
+/// read.
+fn last_of<'de, D, T>(deserializer: D) -> Result<Option<T>, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    struct Last<T>(PhantomData<T>);
+    impl<'de, T: Deserialize<'de>> Visitor<'de> for Last<T> {
+        type Value = Option<T>;
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("a list")
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Option<T>, A::Error> {
+            let mut last = None;
+            while let Some(item) = seq.next_element()? {
+                last = Some(item);
+            }
+            Ok(last)
+        }
+    }
+    deserializer.deserialize_seq(Last(PhantomData))
+}
+
+/// A list's first [`FEW`] elements, the rest checked and skipped; `null` reads as `None`.
+fn first_few<'de, D, T>(deserializer: D) -> Result<Option<Vec<T>>, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    struct Few<T>(Vec<T>);
+    impl<'de, T: Deserialize<'de>> Deserialize<'de> for Few<T> {
+        fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+            deserializer.deserialize_seq(FewVisitor(PhantomData))
+        }
+    }
+    struct FewVisitor<T>(PhantomData<T>);
+    impl<'de, T: Deserialize<'de>> Visitor<'de> for FewVisitor<T> {
+        type Value = Few<T>;
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("a list")
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Few<T>, A::Error> {
+            let mut kept = Vec::new();
+            while kept.len() < FEW {
+                match seq.next_element()? {
+                    Some(item) => kept.push(item),
+                    None => return Ok(Few(kept)),
+                }
+            }
+            while seq.next_element::<IgnoredAny>()?.is_some() {}
+            Ok(Few(kept))
+        }
+    }
+    Ok(Option::<Few<T>>::deserialize(deserializer)?.map(|few| few.0))
 }
 
 #[cfg(test)]
@@ -406,5 +479,29 @@ mod tests {
         }))
         .expect("code action");
         assert_eq!(params.context.only, None);
+    }
+
+    #[test]
+    fn lists_keep_their_last_change_and_their_first_few_names() {
+        let params: DidChangeTextDocumentParams = serde_json::from_value(json!({
+            "textDocument": { "uri": "file:///a.yaml", "version": 2 },
+            "contentChanges": [{ "text": "a" }, { "text": "b" }, { "text": "c" }]
+        }))
+        .expect("change");
+        assert_eq!(params.content_changes.map(|c| c.text).as_deref(), Some("c"));
+        let names: Vec<String> = (0..100).map(|n| n.to_string()).collect();
+        let params: CodeActionContext =
+            serde_json::from_value(json!({ "only": names })).expect("context");
+        assert_eq!(params.only.as_deref(), Some(&names[..FEW]));
+        let params: CodeActionContext =
+            serde_json::from_value(json!({ "only": null })).expect("context");
+        assert_eq!(params.only, None);
+        // What is skipped must still be names.
+        assert!(
+            serde_json::from_value::<CodeActionContext>(
+                json!({ "only": names.iter().chain(["x".to_owned()].iter()).collect::<Vec<_>>() })
+            )
+            .is_ok()
+        );
     }
 }

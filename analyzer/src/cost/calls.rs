@@ -50,6 +50,9 @@ pub(crate) struct Literals {
     pub(crate) pattern: Option<u64>,
     /// The value of each argument (after the receiver) that is an int literal.
     pub(crate) ints: Vec<Option<i64>>,
+    /// For `format` on a literal pattern whose clauses are all `%d`, `%f` or `%e`: how many
+    /// there are ([`super::libraries::numeric_clauses`]).
+    pub(crate) numeric_format: Option<u64>,
 }
 
 /// The cost of a call on top of its operands' costs.
@@ -73,7 +76,13 @@ pub(crate) fn call(
     if let ("or" | "orValue", [receiver, _]) = (function, operands) {
         min = receiver.min;
     }
-    let (own, own_min, shape) = match w.library_call(function, operands, &literals.ints) {
+    let library = match (function, literals.numeric_format, operands) {
+        ("format", Some(clauses), [pattern, _]) if w.model.tighter_bounds() => {
+            Some(w.numeric_format(pattern, clauses))
+        }
+        _ => w.library_call(function, operands, &literals.ints),
+    };
+    let (own, own_min, shape) = match library {
         Some(own) => own,
         None => own_cost(w, function, operands, types, literals.pattern),
     };
@@ -269,7 +278,7 @@ pub(crate) fn binary(w: &mut Walker<'_>, op: BinaryOp, l: &Val, r: &Val) -> Val 
         }
         BinaryOp::Eq | BinaryOp::Ne => equality(&l.shape, &r.shape),
         BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge => ordering(&l.shape, &r.shape),
-        BinaryOp::In => membership(w, &r.shape),
+        BinaryOp::In => membership(w, &l.shape, &r.shape),
         BinaryOp::Add => addition(w, &l.shape, &r.shape),
         BinaryOp::Sub | BinaryOp::Mul | BinaryOp::Div | BinaryOp::Rem => (
             Poly::constant(table::CALL as f64),
@@ -332,10 +341,64 @@ fn ordering(a: &Shape, b: &Shape) -> (Poly, u64, Shape) {
     (cost, min, Shape::Scalar)
 }
 
+/// The most probes one key lookup makes in a value of shape `container`: [`table::key_probes`]
+/// of the most entries it may have (zero when it cannot be a map, the most any map makes when
+/// nothing bounds it).
+fn key_probes(w: &Walker<'_>, container: &Shape) -> u64 {
+    let most = |entries: &Poly| {
+        let n = super::estimate::units(w.parts.maximize(entries));
+        table::key_probes(n.min(table::MAP_MAX_ENTRIES))
+    };
+    let mut probes = 0;
+    for alt in container.alternatives() {
+        let p = match alt {
+            Shape::Map(m) => most(&m.len),
+            Shape::Json(v) => most(&w.parts.count(*v)),
+            Shape::Object(..) | Shape::Unknown => table::key_probes(table::MAP_MAX_ENTRIES),
+            _ => 0,
+        };
+        probes = probes.max(p);
+    }
+    probes
+}
+
+/// A bound on [`table::key_lookup`] for a key of shape `key` in a value of shape `container`:
+/// one call, and when the key may be a string, every probe's `⌊len / 10⌋ ≤ len / 10`.
+pub(super) fn key_lookup(w: &Walker<'_>, container: &Shape, key: &Shape) -> Poly {
+    let call = Poly::constant(table::CALL as f64);
+    let probes = key_probes(w, container);
+    match key.as_str() {
+        Some(len) if probes > 0 && w.model.key_bytes(1) > 0 => {
+            call.add(&key_compare(&len).scale(probes as f64))
+        }
+        _ => call,
+    }
+}
+
+/// A bound on [`table::key_compare`] of a key of `len` bytes: exact for a constant length,
+/// else `len / 10`.
+pub(super) fn key_compare(len: &Poly) -> Poly {
+    match len.as_constant() {
+        Some(c) => Poly::constant(table::key_compare(c.ceil() as u64) as f64),
+        None => len.scale(0.1),
+    }
+}
+
+/// A bound on [`table::map_build`] for a map of `entries` entries whose keys' comparisons come
+/// to `compares` (a bound on `Σ key_compare(|kᵢ|)`, from [`key_compare`] of each key): the
+/// passes at the most entries, which never decrease as a map grows.
+pub(super) fn map_build(w: &Walker<'_>, entries: &Poly, compares: &Poly) -> Poly {
+    if w.model.key_bytes(1) == 0 {
+        return Poly::zero();
+    }
+    let n = super::estimate::units(w.parts.maximize(entries)).min(table::MAP_MAX_ENTRIES);
+    compares.scale(table::map_build_passes(n) as f64)
+}
+
 /// `x in c`: one comparison per element of a list, each walking at most the smaller of `x` and
-/// the element (`in_list`), which the list's deep size bounds; one lookup in a map.
-fn membership(w: &Walker<'_>, container: &Shape) -> (Poly, u64, Shape) {
-    let mut cost = Poly::constant(table::CALL as f64);
+/// the element (`in_list`), which the list's deep size bounds; one key lookup in a map.
+fn membership(w: &Walker<'_>, key: &Shape, container: &Shape) -> (Poly, u64, Shape) {
+    let mut cost = key_lookup(w, container, key);
     if let Some((len, _)) = container.as_list(&w.parts) {
         cost = cost.max(&sized(&len.add(&container.deep_size())));
     }

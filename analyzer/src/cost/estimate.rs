@@ -247,16 +247,28 @@ impl Walker<'_> {
         }
     }
 
-    /// `a.?f` and `a[?i]`: priced as a selection and an index. An optional's shape is the
-    /// shape of the value it may hold (an empty one holds nothing to size). (Kept out of
-    /// `visit_kind`, whose frame every level of the recursion pays.)
+    /// `a.?f` and `a[?i]`: priced as a selection and an index, and the optional they may build
+    /// (`ALLOC_PER_OPTIONAL`). An optional's shape is the shape of the value it may hold (an
+    /// empty one holds nothing to size). (Kept out of `visit_kind`, whose frame every level of
+    /// the recursion pays.)
     fn optional_access(&mut self, id: NodeId) -> Val {
+        let made = self.model.optional_alloc() as f64;
         match self.ast.kind(id) {
-            ExprKind::OptIndex { operand, index } => self.visit_index(*operand, *index),
+            ExprKind::OptIndex { operand, index } => {
+                let val = self.visit_index(*operand, *index);
+                Val {
+                    max: val.max.add_const(made),
+                    ..val
+                }
+            }
             ExprKind::OptSelect { operand, field, .. } => {
                 let op = self.visit(*operand);
                 let shape = self.select(&op.shape, field);
-                add_cost(&op, table::SELECT, shape)
+                let val = add_cost(&op, table::SELECT, shape);
+                Val {
+                    max: val.max.add_const(made),
+                    ..val
+                }
             }
             _ => Val::constant(0, Shape::Unknown),
         }

@@ -38,6 +38,7 @@ impl Walker<'_> {
 
     fn list_alloc(&self, len: &Poly) -> Poly {
         len.scale(self.model.alloc(table::ALLOC_PER_ELEMENT) as f64)
+            .add_const(self.model.list_alloc() as f64)
     }
 
     /// The list a value may be, with an element variable when its elements are distinct
@@ -92,6 +93,18 @@ impl Walker<'_> {
         }
     }
 
+    /// `pattern.format(args)` on a literal pattern of `clauses` clauses, each `%d`, `%f` or `%e`:
+    /// each formats a number (at most [`FORMATTED_SCALAR_MAX`] bytes) or fails before it
+    /// writes, whatever the arguments are (docs/cost-model.md §2.1).
+    pub(crate) fn numeric_format(&self, pattern: &Val, clauses: u64) -> Own {
+        let Some(n) = pattern.shape.as_str() else {
+            return unbounded();
+        };
+        let out = n.add_const(clauses.saturating_mul(FORMATTED_SCALAR_MAX) as f64);
+        let cost = sized(&traversal(&n)).add(&self.bytes_alloc(&out));
+        (cost, table::CALL, Shape::Str { max: out, min: 0 })
+    }
+
     /// The cost of an extension-library call, or `None` when `function` is not one.
     pub(crate) fn library_call(
         &mut self,
@@ -143,9 +156,11 @@ impl Walker<'_> {
             ("sets.contains" | "sets.equivalent" | "sets.intersects", [a, b]) => {
                 self.set_relation(function, a, b)
             }
-            ("optional.of" | "optional.ofNonZeroValue", [x]) => {
-                (constant(table::CALL), table::CALL, x.shape.clone())
-            }
+            ("optional.of" | "optional.ofNonZeroValue", [x]) => (
+                constant(table::CALL + self.model.optional_alloc()),
+                table::CALL,
+                x.shape.clone(),
+            ),
             ("optional.none", []) | ("hasValue", [_]) => {
                 (constant(table::CALL), table::CALL, Shape::Scalar)
             }
@@ -198,9 +213,15 @@ impl Walker<'_> {
                 let new = arg_len(1);
                 // Every code-point boundary (`n + 1`) may take a copy of `new` (an empty `old`
                 // matches at each), up to a literal count; no byte of `s` is lost.
+                // A count larger than the boundaries the longest text has is no bound at all:
+                // `replace('a', 'b', 1000000)` replaces at most `n + 1` times.
+                let boundaries = n.add_const(1.0);
+                let most = self.parts.maximize(&boundaries);
                 let copies = match ints.get(2).copied().flatten() {
-                    Some(c) if c >= 0 => constant(c as u64),
-                    _ => n.add_const(1.0),
+                    Some(c) if c >= 0 && ((c as f64) < most || !self.model.tighter_bounds()) => {
+                        constant(c as u64)
+                    }
+                    _ => boundaries,
                 };
                 let result = n.add(&copies.mul(&new));
                 let search = sized(&traversal(&n).mul(&traversal(&arg_len(0))));
@@ -368,7 +389,11 @@ impl Walker<'_> {
                     .add(&self.list_alloc(&list.len));
                 (cost, table::CALL, same(&list))
             }
-            "first" | "last" => (call, table::CALL, list.elem.clone()),
+            "first" | "last" => (
+                call.add_const(self.model.optional_alloc() as f64),
+                table::CALL,
+                list.elem.clone(),
+            ),
             "unwrapOpt" | "optional.unwrap" => {
                 let cost = call.add(&list.len).add(&self.list_alloc(&list.len));
                 (cost, table::CALL, same(&list))
@@ -411,7 +436,7 @@ impl Walker<'_> {
     fn format_args(&mut self, args: &Shape) -> Poly {
         match self.list_of(args) {
             Some(list) => {
-                let per = format_bound(&list.elem, true);
+                let per = format_bound(self, &list.elem, true);
                 self.sum_over(&list, &per)
             }
             None => Poly::constant(UNBOUNDED),
@@ -441,11 +466,45 @@ fn flat_elem(elem: &Shape, depth: i64) -> Shape {
     out.unwrap_or(Shape::Scalar)
 }
 
+/// The number of clauses of a `format` pattern when every one is `%d`, `%f` or `%e` (with or
+/// without a precision): each then formats a number or fails before it writes, so each writes at
+/// most [`FORMATTED_SCALAR_MAX`] bytes whatever the argument list holds. `None` for any other
+/// clause, or a pattern that does not parse.
+pub(crate) fn numeric_clauses(pattern: &str) -> Option<u64> {
+    let bytes = pattern.as_bytes();
+    let (mut i, mut count) = (0, 0u64);
+    while i < bytes.len() {
+        if bytes[i] != b'%' {
+            i += 1;
+            continue;
+        }
+        i += 1;
+        if bytes.get(i) == Some(&b'%') {
+            i += 1;
+            continue;
+        }
+        if bytes.get(i) == Some(&b'.') {
+            i += 1;
+            while bytes.get(i).is_some_and(u8::is_ascii_digit) {
+                i += 1;
+            }
+        }
+        match bytes.get(i) {
+            Some(b'd' | b'f' | b'e') => count += 1,
+            _ => return None,
+        }
+        i += 1;
+    }
+    Some(count)
+}
+
 /// The most text one value formats to: strings as themselves (bytes at three bytes each, a
 /// `%x` at two), a scalar at most [`FORMATTED_SCALAR_MAX`] bytes at the top level (where a
 /// precision applies) and [`FORMATTED_DOUBLE_MAX`] inside a list or map (`%s` of a double,
-/// never in exponent form), containers with their brackets and separators.
-fn format_bound(shape: &Shape, top: bool) -> Poly {
+/// never in exponent form), containers with their brackets and separators. The elements of a
+/// list that are the elements of one event part (the parts of `split`) are summed over that
+/// part rather than each taken at the whole part's size.
+fn format_bound(w: &Walker<'_>, shape: &Shape, top: bool) -> Poly {
     let scalar = if top {
         FORMATTED_SCALAR_MAX
     } else {
@@ -457,12 +516,15 @@ fn format_bound(shape: &Shape, top: bool) -> Poly {
             Shape::Scalar => constant(scalar),
             Shape::Str { max, .. } => max.scale(3.0),
             Shape::Json(v) => Poly::var(*v, FORMATTED_PER_JSON_BYTE).add_const(scalar as f64),
+            Shape::List(l) if w.model.tighter_bounds() => w
+                .sum_over(l, &format_bound(w, &l.elem, false).add_const(2.0))
+                .add_const(2.0),
             Shape::List(l) => l
                 .len
-                .mul(&format_bound(&l.elem, false).add_const(2.0))
+                .mul(&format_bound(w, &l.elem, false).add_const(2.0))
                 .add_const(2.0),
             Shape::Map(m) => {
-                let entry = format_bound(&m.key, false).add(&format_bound(&m.val, false));
+                let entry = format_bound(w, &m.key, false).add(&format_bound(w, &m.val, false));
                 m.len.mul(&entry.add_const(4.0)).add_const(2.0)
             }
             Shape::Object(..) | Shape::Unknown | Shape::Union(_) => Poly::constant(UNBOUNDED),

@@ -1,26 +1,93 @@
 //! The switches of the cost model that both the estimator and the meter read: whether the
-//! allocation part is charged, and how the estimator relates the sizes of event parts.
+//! allocation part is charged, which version of the table is priced, and how the estimator
+//! relates the sizes of event parts.
 
-/// Which parts of the cost model are charged.
+use super::table;
+
+/// Which parts of the cost model are charged, and under which version of the table.
 ///
 /// The estimator and the meter take the same value, so a "CPU only" comparison with cel-go's
-/// published numbers runs the very same code paths as production, minus the allocation charges.
+/// published numbers runs the very same code paths as production, minus the allocation charges;
+/// and an earlier version (`ozcheck filter --compare-model`) runs them with that version's
+/// parameters.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct CostModel {
     /// Charge every string, bytes, list and map that evaluation builds (the `alloc_*` entries of
     /// the table). On in production; off only to compare with cel-go, which does not meter it.
     pub allocations: bool,
+    /// The version of the table priced: [`table::COST_MODEL_VERSION`] in production, or an
+    /// earlier one this build still carries ([`table::CARRIED_VERSIONS`]). Not serialized: a
+    /// report carries the version apart.
+    #[serde(skip, default = "current_version")]
+    version: u32,
+}
+
+fn current_version() -> u32 {
+    table::COST_MODEL_VERSION
 }
 
 impl CostModel {
     /// The production model: CPU part plus allocation part.
-    pub const FULL: CostModel = CostModel { allocations: true };
+    pub const FULL: CostModel = CostModel {
+        allocations: true,
+        version: table::COST_MODEL_VERSION,
+    };
     /// The CPU part alone, as cel-go meters it.
-    pub const CPU_ONLY: CostModel = CostModel { allocations: false };
+    pub const CPU_ONLY: CostModel = CostModel {
+        allocations: false,
+        version: table::COST_MODEL_VERSION,
+    };
 
     /// `units` when allocations are charged, else zero.
     pub const fn alloc(self, units: u64) -> u64 {
         if self.allocations { units } else { 0 }
+    }
+
+    /// The same model under an earlier version of the table, when this build carries it
+    /// (`None` otherwise; see [`table::CARRIED_VERSIONS`]).
+    #[must_use]
+    pub fn with_version(self, version: u32) -> Option<CostModel> {
+        table::CARRIED_VERSIONS
+            .contains(&version)
+            .then_some(CostModel { version, ..self })
+    }
+
+    /// The version of the table this model prices.
+    pub const fn version(self) -> u32 {
+        self.version
+    }
+
+    /// The bytes of one key comparison past the first [`table::KEY_FREE_BYTES`] (see
+    /// [`table::key_lookup`]): zero before version 4, which charged every lookup one call.
+    pub const fn key_bytes(self, len: u64) -> u64 {
+        if self.version >= 4 { len } else { 0 }
+    }
+
+    /// Whether the estimator's version-4 bounds apply: `format` of `split` parts summed over
+    /// the text, numeric clauses bounded per clause, `replace` counts bounded by the text
+    /// (docs/cost-model.md §2.1). Version 3 priced those shapes looser.
+    pub(crate) const fn tighter_bounds(self) -> bool {
+        self.version >= 4
+    }
+
+    /// The allocation charge of the container of a list a library function builds
+    /// ([`table::ALLOC_PER_LIST`], version 4 on; earlier versions charged none).
+    pub const fn list_alloc(self) -> u64 {
+        if self.version >= 4 {
+            self.alloc(table::ALLOC_PER_LIST)
+        } else {
+            0
+        }
+    }
+
+    /// The allocation charge of an optional that holds a value
+    /// ([`table::ALLOC_PER_OPTIONAL`], version 4 on; earlier versions charged none).
+    pub const fn optional_alloc(self) -> u64 {
+        if self.version >= 4 {
+            self.alloc(table::ALLOC_PER_OPTIONAL)
+        } else {
+            0
+        }
     }
 }
 

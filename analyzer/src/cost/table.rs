@@ -12,9 +12,16 @@
 //! Every function here is monotone non-decreasing in each size argument; the estimator relies on
 //! that to turn size upper bounds into cost upper bounds.
 
-/// Version of the cost model. Any change to a constant or formula in this file changes it; a
-/// stored verdict is only valid for the version it was computed with.
-pub const COST_MODEL_VERSION: u32 = 3;
+/// Version of the cost model. Any change to a constant or formula in this file, or to a rule
+/// of the estimator that changes a figure, changes it; a stored verdict is only valid for the
+/// version it was computed with. `docs/cost-model.md` keeps the changelog, and
+/// `analyzer/tests/model_version.rs` fails when a figure moves without a new version.
+pub const COST_MODEL_VERSION: u32 = 4;
+
+/// The versions this build can still price (`CostModel::with_version`, `ozcheck filter
+/// --compare-model`): version 3 is version 4 with the per-size key charges and the optional's
+/// allocation at zero.
+pub const CARRIED_VERSIONS: [u32; 2] = [3, 4];
 
 /// The default cost limit of one evaluation (the same order as Kubernetes' per-call limit).
 pub const DEFAULT_COST_LIMIT: u64 = 1_000_000;
@@ -63,6 +70,79 @@ pub const ALLOC_PER_BYTE: u64 = 1;
 pub const ALLOC_PER_ELEMENT: u64 = 1;
 /// Allocation charge per entry of a map that evaluation builds.
 pub const ALLOC_PER_ENTRY: u64 = 2;
+
+/// Allocation charge of an optional that holds a value (version 4): its value lives in a shared
+/// allocation of its own, [`BUILT_PER_CONTAINER`] bytes, which at two units (and the one unit
+/// of the call or selection that makes it) stays under [`MAX_BYTES_PER_UNIT`].
+pub const ALLOC_PER_OPTIONAL: u64 = 2;
+
+/// Allocation charge of the container of a list that a library function builds (`reverse`,
+/// `slice`, `flatten`, `distinct`, `sort`, `sortBy`, `unwrapOpt`, `split`, `lists.range`;
+/// version 4): [`BUILT_PER_CONTAINER`] bytes, which a call of one unit on an empty list
+/// (`[].reverse().reverse()…`) left at 64 bytes a unit. A literal or a macro's result pays
+/// `LIST_CREATE` for it instead.
+pub const ALLOC_PER_LIST: u64 = 3;
+
+/// The most bytes counted against [`MEMORY_LIMIT`] per unit charged, for every kind of value
+/// an evaluation builds (docs/cost-model.md §1, "Memory follows cost"): a map entry's 56 bytes
+/// for its 2 units. At the default limit that is 28,000,000 bytes, inside the 32 MiB cap, so an
+/// accepted filter never stops with `memory`.
+pub const MAX_BYTES_PER_UNIT: u64 = 28;
+
+/// The most entries a map holds: its index is of `u32` positions.
+pub const MAP_MAX_ENTRIES: u64 = u32::MAX as u64;
+
+/// The key comparisons one lookup makes in a map of `entries` entries, at most: each entry up
+/// to eight (linear search), then `⌊log₂ entries⌋ + 1` (binary search over the sorted index),
+/// never less than eight, so that the count never decreases as a map grows (the estimator
+/// prices a lookup at the most entries a map may have). At most 32 for any map
+/// ([`MAP_MAX_ENTRIES`]).
+pub const fn key_probes(entries: u64) -> u64 {
+    if entries <= 8 {
+        entries
+    } else {
+        let binary = (u64::BITS - entries.leading_zeros()) as u64;
+        if binary < 8 { 8 } else { binary }
+    }
+}
+
+/// One comparison of a key of `len` bytes, past the first ten (which the lookup's `CALL`
+/// covers, so a lookup of a short key costs one unit as in cel-go): `⌊len / 10⌋`.
+pub const fn key_compare(len: u64) -> u64 {
+    len / 10
+}
+
+/// `k in m`, `m[k]`, `m[?k]` with a key of `key_len` bytes (0 for a number or bool) in a map of
+/// `entries` entries: one call and every probe's comparison, each walking at most the key.
+pub const fn key_lookup(entries: u64, key_len: u64) -> u64 {
+    CALL.saturating_add(key_probes(entries).saturating_mul(key_compare(key_len)))
+}
+
+/// How many times building a map of `entries` entries walks each key, at most: the check for
+/// repeated keys sorts the keys and the index sorts them again, and a sort compares each key in
+/// about `⌈log₂ n⌉ + 1` rounds, each comparison walking at most the shorter key (so it is
+/// counted against the key it moves): `2 (⌈log₂ n⌉ + 1)`, and nothing below two entries. Never
+/// less than the pairwise check of small maps (`n − 1` comparisons a key).
+pub const fn map_build_passes(entries: u64) -> u64 {
+    if entries < 2 {
+        0
+    } else {
+        let log = (u64::BITS - (entries - 1).leading_zeros()) as u64;
+        let sorted = 2 * (log + 1);
+        let pairwise = entries - 1;
+        if entries <= 8 && pairwise > sorted {
+            pairwise
+        } else {
+            sorted
+        }
+    }
+}
+
+/// The key work of building a map of `entries` entries whose string keys together come to
+/// `key_compares` = `Σ key_compare(|kᵢ|)`: [`map_build_passes`] walks of each key.
+pub const fn map_build(entries: u64, key_compares: u64) -> u64 {
+    map_build_passes(entries).saturating_mul(key_compares)
+}
 
 /// One traversal of `len` bytes: `ceil(0.1 · len)`.
 pub const fn traversal(len: u64) -> u64 {
@@ -310,6 +390,18 @@ mod tests {
         assert_eq!(traversal(1), 1);
         assert_eq!(traversal(10), 1);
         assert_eq!(traversal(11), 2);
+    }
+
+    #[test]
+    fn key_probes_never_decrease() {
+        let mut last = 0;
+        for n in (0..5000).chain([u64::from(u32::MAX) - 1, u64::from(u32::MAX)]) {
+            let probes = key_probes(n);
+            assert!(probes >= last, "{n}");
+            last = probes;
+        }
+        assert_eq!(key_probes(MAP_MAX_ENTRIES), 32);
+        assert_eq!((key_probes(8), key_probes(9), key_probes(1000)), (8, 8, 10));
     }
 
     #[test]

@@ -96,20 +96,60 @@ impl<'p> Interp<'p> {
         self.build(table::BUILT_PER_CONTAINER)
     }
 
+    /// Pays for a list of `len` elements a library function builds: [`Interp::pay_list`] and
+    /// the container's allocation charge ([`table::ALLOC_PER_LIST`]).
+    pub(crate) fn pay_new_list(&mut self, cpu: u64, len: u64) -> Result<(), Fault> {
+        let container = self.meter.model().list_alloc();
+        self.pay_list(cpu.saturating_add(container), len)
+    }
+
     /// Pays for `len` elements appended to a list being built (its container is paid for).
     pub(crate) fn pay_append(&mut self, cpu: u64, len: u64) -> Result<(), Fault> {
         self.charge(cpu.saturating_add(self.alloc(table::alloc_list(len))))?;
         self.build(len.saturating_mul(table::BUILT_PER_ELEMENT))
     }
 
-    /// Counts an optional value that holds something against the memory cap: its value lives in
-    /// a shared allocation of its own ([`table::BUILT_PER_CONTAINER`]), so a loop that wraps
-    /// values (`lists.range(600000).map(i, optional.of(optional.of(i)))`) builds memory.
+    /// Pays for an optional value that holds something: its value lives in a shared allocation
+    /// of its own ([`table::BUILT_PER_CONTAINER`] bytes against the memory cap), so a loop that
+    /// wraps values (`lists.range(600000).map(i, optional.of(optional.of(i)))`) builds memory,
+    /// and its allocation charge ([`table::ALLOC_PER_OPTIONAL`]) keeps those bytes within
+    /// [`table::MAX_BYTES_PER_UNIT`] of what is charged.
     pub(crate) fn count_optional(&mut self, value: &Value) -> Result<(), Fault> {
         if matches!(value, Value::Optional(Some(_))) {
+            self.charge(self.meter.model().optional_alloc())?;
             self.build(table::BUILT_PER_CONTAINER)?;
         }
         Ok(())
+    }
+
+    /// What `base[key]` and `key in base` charge: [`table::key_lookup`] when `base` (or the
+    /// value an optional holds) is a map, else one call.
+    pub(crate) fn lookup_cost(&self, base: &Value, key: &Value) -> u64 {
+        let mut base = base;
+        while let Value::Optional(Some(inner)) = base {
+            base = inner;
+        }
+        match (base, key) {
+            (Value::Map(map), Value::String(s)) => table::key_lookup(
+                map.len() as u64,
+                self.meter.model().key_bytes(s.len() as u64),
+            ),
+            _ => table::CALL,
+        }
+    }
+
+    /// Charges the key comparisons of building a map from `pairs` ([`table::map_build`] over
+    /// the sum of its string keys' [`table::key_compare`]),
+    /// before the check for repeated keys and the index make them.
+    pub(crate) fn charge_map_keys(&mut self, pairs: &[(Value, Value)]) -> Result<(), Fault> {
+        let model = self.meter.model();
+        let compares = pairs.iter().fold(0u64, |total, (k, _)| match k {
+            Value::String(s) => {
+                total.saturating_add(table::key_compare(model.key_bytes(s.len() as u64)))
+            }
+            _ => total,
+        });
+        self.charge(table::map_build(pairs.len() as u64, compares))
     }
 
     /// Pays for a new map of `len` entries about to be built, container included.
@@ -179,7 +219,7 @@ impl<'p> Interp<'p> {
             ExprKind::Index { operand, index } | ExprKind::OptIndex { operand, index } => {
                 let base = self.eval(*operand)?;
                 let key = self.eval(*index)?;
-                self.charge(table::CALL)?;
+                self.charge(self.lookup_cost(&base, &key))?;
                 match (program.ast.kind(id), base) {
                     // Indexing an optional is optional from there on (cel-go's viral optionals).
                     (ExprKind::OptIndex { .. }, base) | (_, base @ Value::Optional(_)) => {
@@ -220,6 +260,7 @@ impl<'p> Interp<'p> {
                         pairs.push((key, value));
                     }
                 }
+                self.charge_map_keys(&pairs)?;
                 MapValue::from_entries(pairs)
                     .map(|m| Value::Map(Arc::new(m)))
                     .map_err(|e| error(e.to_string()))
@@ -345,7 +386,7 @@ impl<'p> Interp<'p> {
             BinaryOp::In => match b {
                 Value::List(items) => self.list_contains(items, items.deep(), a).map(Value::Bool),
                 Value::Map(map) => {
-                    self.charge(table::CALL)?;
+                    self.charge(self.lookup_cost(b, a))?;
                     Ok(Value::Bool(map.get(a).is_some()))
                 }
                 _ => Err(no_overload("@in", &[a, b])),

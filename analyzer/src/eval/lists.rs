@@ -55,7 +55,7 @@ pub(crate) fn sort_by_keys(interp: &mut Interp<'_>, list: &[Value], keys: &[Valu
     }
     let n = keys.len() as u64;
     let compare = table::compare_sized(longest, longest).max(table::CALL);
-    interp.pay_list(table::sort(n, compare), n)?;
+    interp.pay_new_list(table::sort(n, compare), n)?;
     let mut order: Vec<usize> = (0..list.len()).collect();
     // The charge above paid for every comparison, but the comparisons may be of long strings
     // that are one shared value (a list of 50,000 references to two 2 MiB strings): each is
@@ -123,7 +123,7 @@ impl Interp<'_> {
             ("distinct", []) => self.distinct(list),
             ("sort", []) => sort_by_keys(self, list, list),
             ("reverse", []) => self
-                .pay_list(table::CALL, n)
+                .pay_new_list(table::CALL, n)
                 .map(|()| Value::list(list.iter().rev().cloned().collect())),
             ("first" | "last", []) => {
                 let end = if function == "first" {
@@ -164,7 +164,7 @@ impl Interp<'_> {
     /// `lists.range(n)`: `[0, …, n - 1]`, paid for before it is built (empty for `n ≤ 0`).
     fn range(&mut self, n: i64) -> Eval {
         let len = u64::try_from(n).unwrap_or(0);
-        self.pay_list(table::CALL.saturating_add(table::LIST_CREATE), len)?;
+        self.pay_new_list(table::CALL.saturating_add(table::LIST_CREATE), len)?;
         Ok(Value::list((0..n.max(0)).map(Value::Int).collect()))
     }
 
@@ -186,7 +186,7 @@ impl Interp<'_> {
             )));
         }
         let len = (end - start) as u64;
-        self.pay_list(table::CALL, len)?;
+        self.pay_new_list(table::CALL, len)?;
         Ok(Value::list(list[start as usize..end as usize].to_vec()))
     }
 
@@ -198,7 +198,7 @@ impl Interp<'_> {
         }
         self.charge(table::CALL)?;
         let len = self.flat_len(list, depth)?;
-        self.pay_list(0, len)?;
+        self.pay_new_list(0, len)?;
         let mut out = Vec::with_capacity(len as usize);
         push_flat(list, depth, &mut out);
         Ok(Value::list(out))
@@ -219,7 +219,7 @@ impl Interp<'_> {
     /// `distinct()`: the first of every group of equal elements, in order; each element is
     /// tested against those kept so far, as `x in kept`.
     fn distinct(&mut self, list: &[Value]) -> Eval {
-        self.pay_list(table::CALL, list.len() as u64)?;
+        self.pay_new_list(table::CALL, list.len() as u64)?;
         let mut kept: Vec<Value> = Vec::new();
         let mut deep = 0u64;
         for (i, item) in list.iter().enumerate() {
@@ -265,7 +265,7 @@ impl Interp<'_> {
     /// one.
     fn unwrap(&mut self, list: &[Value]) -> Eval {
         let n = list.len() as u64;
-        self.pay_list(table::CALL.saturating_add(n), n)?;
+        self.pay_new_list(table::CALL.saturating_add(n), n)?;
         let mut out = Vec::with_capacity(list.len());
         for item in list {
             match item {

@@ -242,6 +242,7 @@ impl<'p> Interp<'p> {
                     .map(|(k, v)| (k.to_value(), v.clone())),
             );
         }
+        self.charge_map_keys(&pairs)?;
         MapValue::from_entries(pairs)
             .map(|m| Value::Map(Arc::new(m)))
             .map_err(|e| error(format!("transformMapEntry: {e}")))

@@ -93,6 +93,9 @@ pub struct Evaluation {
     pub value: Value,
     /// The cost charged, in units.
     pub cost: u64,
+    /// The bytes counted against the memory cap (`cost::table::MEMORY_LIMIT`): never more than
+    /// `cost::table::MAX_BYTES_PER_UNIT` a unit charged, in the full cost model.
+    pub built: u64,
 }
 
 /// Why an evaluation produced no value.
@@ -237,8 +240,9 @@ impl Program {
         let mut interp = interp::Interp::new(self, activation, Meter::new(limits));
         let result = interp.eval(self.ast.root());
         let cost = interp.meter.cost();
+        let built = interp.meter.built();
         match result {
-            Ok(value) => Ok(Evaluation { value, cost }),
+            Ok(value) => Ok(Evaluation { value, cost, built }),
             Err(interp::Fault::Stop(stop)) => Err(EvalError::Stopped(stop)),
             Err(interp::Fault::Error(message)) => Err(EvalError::Runtime {
                 message: message.into_string(),

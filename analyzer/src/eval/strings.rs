@@ -210,7 +210,7 @@ impl Interp<'_> {
         };
         // The parts cover the text but the separators.
         let bytes = s.len() - sep.len() * count.saturating_sub(1);
-        self.pay_list(0, count as u64)?;
+        self.pay_new_list(0, count as u64)?;
         self.pay_bytes(0, bytes as u64)?;
         let mut parts = Vec::with_capacity(count);
         let pieces: Box<dyn Iterator<Item = &str>> = if sep.is_empty() {

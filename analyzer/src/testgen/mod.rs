@@ -172,6 +172,22 @@ pub fn soundness_case(
                     estimate.cost.min
                 ));
             }
+            // Memory follows cost: what the estimate allows, at `MAX_BYTES_PER_UNIT` bytes a
+            // unit, stays under the cap, so an evaluation within it never stops on memory.
+            Err(EvalError::Stopped(Stop::Memory { bytes, cost })) => {
+                return Err(format!(
+                    "stopped on memory ({bytes} bytes at cost {cost}) within the estimate \
+                     {max}\nfilter: {source}\nevent: {text}"
+                ));
+            }
+            Ok(done) if done.built > max.saturating_mul(crate::cost::table::MAX_BYTES_PER_UNIT) => {
+                return Err(format!(
+                    "built {} bytes, more than {} a unit of the estimate {max}\nfilter: \
+                     {source}\nevent: {text}",
+                    done.built,
+                    crate::cost::table::MAX_BYTES_PER_UNIT
+                ));
+            }
             _ => {}
         }
     }

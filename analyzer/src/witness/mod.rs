@@ -21,6 +21,9 @@
 mod plan;
 mod render;
 mod search;
+mod text;
+
+use std::fmt::Write as _;
 
 use crate::Options;
 use crate::check::{Checked, Env, EnvKind};
@@ -41,6 +44,22 @@ pub struct Witness {
     pub complete: bool,
     /// How many candidate events were evaluated.
     pub evaluations: usize,
+    /// The runtime error the filter stops with on the event, if it does. The search prefers an
+    /// event the filter runs on without error to any heavier one it fails on, so this is set
+    /// only when no candidate ran without error, or when a failing one passes the limit (it is
+    /// stopped by cost before it fails, and proves the refusal all the same).
+    pub failure: Option<String>,
+    /// For a filter refused by cost whose witness stays within the limit: why the search found
+    /// no event that passes it, in words for the user. `None` when the filter is accepted or
+    /// the witness proves the refusal.
+    pub shortfall: Option<String>,
+}
+
+impl Witness {
+    /// Whether the witness proves that the filter can cost more than `limit`.
+    pub fn proves(&self, limit: u64) -> bool {
+        self.cost > limit
+    }
 }
 
 /// How hard the search tries.
@@ -92,17 +111,40 @@ pub fn build(
     let found = search::Search::new(
         &template,
         &program,
-        options.bounds,
-        options.model,
+        options,
         effort.cap,
         effort.evaluations,
         effort.work,
     )
     .run();
+    let shortfall = (estimate.cost.max > options.limit && found.cost <= options.limit)
+        .then(|| shortfall(&found, estimate, options.limit));
     Some(Witness {
         event: found.event,
         cost: found.cost,
         complete: !found.stopped,
         evaluations: found.evaluations,
+        failure: found.failure,
+        shortfall,
     })
+}
+
+/// Why no candidate of a refused filter passed the limit. Either the search missed the event
+/// (it explores a template of the parts the estimate names, not every event), or no such event
+/// exists and the estimate is loose for this shape; the search cannot tell which, so the message
+/// says both and how far it got.
+fn shortfall(found: &search::Found, estimate: &Estimate, limit: u64) -> String {
+    let mut why = format!(
+        "no event found that costs more than the limit of {limit}: the heaviest of {} candidates \
+         costs {} where the estimate allows up to {}",
+        found.evaluations, found.cost, estimate.cost.max
+    );
+    if let Some(failure) = &found.failure {
+        let _ = write!(why, " (and the filter fails on it: {failure})");
+    }
+    why.push_str(
+        "; either the worst case needs an event the witness builder does not construct, or the \
+         estimate is loose for this shape (it is an upper bound, not a reachable cost)",
+    );
+    why
 }

@@ -258,6 +258,9 @@ fn kinds(uses: Uses, keyed: bool, elements: bool, member: bool) -> Vec<Kind> {
     }
     add(Kind::Scalar);
     add(Kind::Str);
+    // Last, a list read only as a whole: `format` and `string` of a list of long-printing
+    // doubles write the most text for its bytes.
+    add(Kind::List);
     out
 }
 

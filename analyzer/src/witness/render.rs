@@ -9,6 +9,7 @@
 use std::fmt::Write as _;
 
 use super::plan::{Kind, Slot, Template};
+use super::text::{self, Measure};
 use crate::EventBounds;
 
 /// How a slot's content is chosen when it is a string.
@@ -29,6 +30,14 @@ enum Text {
     Repeat(usize),
     /// The key objects hold their computed-key member under.
     MemberKey,
+    /// `"` repeated: what `strings.quote` doubles.
+    Quotes,
+    /// Distinct characters: every part of `split('')` differs.
+    Distinct,
+    /// Distinct tokens joined by a literal: every part of `split(literal)` differs.
+    Tokens(usize),
+    /// One long run of filler, then a literal repeated: one long part and many empty ones.
+    Halves(usize),
 }
 
 /// How the elements (or entry values) of a container share its bytes.
@@ -48,9 +57,20 @@ pub(crate) enum Spread {
     /// element), then elements `0` that index it: a list indexed by its own elements reaches
     /// the large one every time.
     Pointer,
+    /// One element of half the bytes, the others as small as they can be: `sort` and `sortBy`
+    /// charge every comparison at the longest key.
+    Lopsided,
+    /// The entries of an object with keys of about the square root of its size (values as
+    /// small as they can be): loops over keys that compare or search them.
+    LongKeys,
+    /// Two entries whose keys share the object's bytes.
+    TwoKeys,
+    /// The elements of a list all different (`0`, `1`, `2`… or the shortest distinct strings):
+    /// `distinct()` and the `sets` functions compare each with all those before it.
+    Distinct,
 }
 
-const SPREADS: [Spread; 7] = [
+const SPREADS: [Spread; 11] = [
     Spread::Least,
     Spread::Small(1),
     Spread::Small(10),
@@ -58,10 +78,16 @@ const SPREADS: [Spread; 7] = [
     Spread::Two,
     Spread::One,
     Spread::Pointer,
+    Spread::Lopsided,
+    Spread::LongKeys,
+    Spread::TwoKeys,
+    Spread::Distinct,
 ];
 
 /// Number of scalar choices besides the literals.
-const SCALARS: usize = 8;
+const SCALARS: usize = 10;
+/// The scalar option of the double whose text is longest for its JSON (`1e308`).
+pub(crate) const SCALAR_LONGEST: u8 = 8;
 
 /// One choice per knob: the kind, string content, scalar and spread of every slot, and how the
 /// attributes' budget is split among its members (0: by the worst monomial's weights, 1: evenly,
@@ -98,26 +124,48 @@ pub(crate) const SPREAD_ONE: u8 = 5;
 
 /// How many options each knob family has.
 pub(crate) fn text_options(t: &Template) -> usize {
-    3 + 4 * t.strings.len()
+    TEXTS + LITERAL_TEXTS * t.strings.len()
+}
+
+/// Text choices that need no literal, and those made once per literal.
+const TEXTS: usize = 5;
+const LITERAL_TEXTS: usize = 6;
+/// The text option of `"` repeated.
+pub(crate) const TEXT_QUOTES: u8 = 3;
+/// The text option of distinct characters.
+pub(crate) const TEXT_DISTINCT: u8 = 4;
+
+/// The text option `Tokens(literal)` or `Halves(literal)` of the `literal`-th literal.
+pub(crate) fn text_of_literal(literal: usize, halves: bool) -> u8 {
+    let n = TEXTS + LITERAL_TEXTS * literal + if halves { 5 } else { 4 };
+    u8::try_from(n).unwrap_or(0)
 }
 
 pub(crate) fn scalar_options(t: &Template) -> usize {
     SCALARS + t.strings.len() + 3 * t.ints.len()
 }
 
-pub(crate) fn spread_options(slot: &Slot) -> usize {
-    if slot.member.is_some() || slot.element.is_some() {
-        SPREADS.len()
-    } else {
-        SPREADS.len() - 1
-    }
+/// Spreads that make no difference for a slot render the same event, which the search
+/// recognises without evaluating it again.
+pub(crate) fn spread_options(_slot: &Slot) -> usize {
+    SPREADS.len()
 }
+
+/// The spread option of one element of half the bytes and many small ones.
+pub(crate) const SPREAD_LOPSIDED: u8 = 7;
+/// The spread option of entries with long keys.
+pub(crate) const SPREAD_LONG_KEYS: u8 = 8;
+/// The spread option of distinct elements.
+pub(crate) const SPREAD_DISTINCT: u8 = 10;
 
 /// Renders events from one template.
 pub(crate) struct Renderer<'t> {
     pub(crate) template: &'t Template,
     pub(crate) choices: &'t Choices,
     fillers: Vec<char>,
+    /// The characters generated keys are made of: none of a literal's, so that no key equals a
+    /// literal or a key joined with one (`k == j + 'x'` never holds and never stops a loop).
+    key_chars: Vec<char>,
 }
 
 impl<'t> Renderer<'t> {
@@ -127,10 +175,18 @@ impl<'t> Renderer<'t> {
         if fillers.is_empty() {
             fillers = ('a'..='z').collect();
         }
+        let mut key_chars: Vec<char> = KEY_ALPHABET
+            .chars()
+            .filter(|c| !used.contains(*c))
+            .collect();
+        if key_chars.len() < 8 {
+            key_chars = KEY_ALPHABET.chars().collect();
+        }
         Renderer {
             template,
             choices,
             fillers,
+            key_chars,
         }
     }
 
@@ -161,11 +217,10 @@ impl<'t> Renderer<'t> {
 
     /// A header or the text: a JSON string of at most `max` decoded bytes.
     fn string(&self, slot: &Slot, max: u64, out: &mut String) {
-        let mut s = String::new();
-        self.render(slot, max, &mut s);
-        // A root string's bound is on its decoded bytes, not its JSON: re-render by length.
-        let text: String = serde_json::from_str(&s).unwrap_or_default();
-        let mut text = text;
+        let mut text = match self.kind(slot) {
+            Kind::Str => self.content(slot, max, Measure::Decoded),
+            _ => String::new(),
+        };
         while text.len() as u64 > max {
             text.pop();
         }
@@ -188,10 +243,20 @@ impl<'t> Renderer<'t> {
             0 => Text::Filler,
             1 => Text::MemberKey,
             2 => Text::Empty,
-            _ if i < 3 + n => Text::Exact(i - 3),
-            _ if i < 3 + 2 * n => Text::Prefix(i - 3 - n),
-            _ if i < 3 + 3 * n => Text::Suffix(i - 3 - 2 * n),
-            _ => Text::Repeat((i - 3 - 3 * n).min(n.saturating_sub(1))),
+            3 => Text::Quotes,
+            4 => Text::Distinct,
+            _ if n == 0 => Text::Filler,
+            _ => {
+                let literal = ((i - TEXTS) / LITERAL_TEXTS).min(n - 1);
+                match (i - TEXTS) % LITERAL_TEXTS {
+                    0 => Text::Exact(literal),
+                    1 => Text::Prefix(literal),
+                    2 => Text::Suffix(literal),
+                    3 => Text::Repeat(literal),
+                    4 => Text::Tokens(literal),
+                    _ => Text::Halves(literal),
+                }
+            }
         }
     }
 
@@ -254,6 +319,7 @@ impl<'t> Renderer<'t> {
                 slot.element.is_some()
                     || slot.member.is_some()
                     || slot.keys.iter().any(|(_, c)| self.growable(c))
+                    || (slot.used && slot.keys.is_empty())
             }
             Kind::Scalar => false,
         }
@@ -274,10 +340,17 @@ impl<'t> Renderer<'t> {
     }
 
     fn render_str(&self, slot: &Slot, extra: u64, out: &mut String) {
+        let text = self.content(slot, extra, Measure::Json);
+        let _ = write!(out, "{}", serde_json::Value::String(text));
+    }
+
+    /// The contents of a string slot given `extra` bytes beyond its least size, counted as
+    /// `measure` says.
+    fn content(&self, slot: &Slot, extra: u64, measure: Measure) -> String {
         let strings = &self.template.strings;
         let fill =
             |n: u64| -> String { std::iter::repeat_n(self.filler(slot), n as usize).collect() };
-        let text = match self.text(slot) {
+        match self.text(slot) {
             Text::Filler => fill(1 + extra),
             Text::Empty => String::new(),
             Text::Exact(i) => strings[i].clone(),
@@ -285,8 +358,11 @@ impl<'t> Renderer<'t> {
             Text::Suffix(i) => format!("{}{}", fill(extra), strings[i]),
             Text::Repeat(i) => repeated(&strings[i], extra),
             Text::MemberKey => self.template.member_key.clone(),
-        };
-        let _ = write!(out, "{}", serde_json::Value::String(text));
+            Text::Quotes => text::repeat_char(text::QUOTE, extra, measure),
+            Text::Distinct => text::distinct_chars(extra, measure),
+            Text::Tokens(i) => text::tokens(&strings[i], extra, measure),
+            Text::Halves(i) => text::halves(&strings[i], self.filler(slot), extra, measure),
+        }
     }
 
     fn render_scalar(&self, slot: &Slot, out: &mut String) {
@@ -301,6 +377,10 @@ impl<'t> Renderer<'t> {
             5 => serde_json::json!(false),
             6 => serde_json::Value::Null,
             7 => serde_json::json!(0.5),
+            // The doubles whose text (`%s`, `string`) is longest for their JSON: 309 and 327
+            // bytes out of 5 and 7.
+            8 => serde_json::json!(1e308),
+            9 => serde_json::json!(-5e-324),
             _ if i < SCALARS + t.strings.len() => {
                 serde_json::Value::String(t.strings[i - SCALARS].clone())
             }
@@ -351,7 +431,33 @@ impl<'t> Renderer<'t> {
             return;
         }
         let Some(element) = &slot.element else {
-            fill_scalars(budget, out);
+            // Nothing iterates the list, but a function of the whole may read its elements
+            // (`format`, `string`, `==`): they are the slot's scalar, `0` by default.
+            let one = self.opaque_scalar(slot);
+            if spread == Spread::Distinct {
+                let mut left = budget;
+                for i in 0u64.. {
+                    let item = i.to_string();
+                    let size = item.len() as u64 + u64::from(i > 0);
+                    if size > left {
+                        break;
+                    }
+                    left -= size;
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    out.push_str(&item);
+                }
+                out.push(']');
+                return;
+            }
+            let n = (budget + 1) / (one.len() as u64 + 1);
+            for i in 0..n {
+                if i > 0 {
+                    out.push(',');
+                }
+                out.push_str(&one);
+            }
             out.push(']');
             return;
         };
@@ -372,6 +478,41 @@ impl<'t> Renderer<'t> {
         let least = self.least(element);
         let grows = self.growable(element);
         let fit = |size: u64| (budget + 1) / (size + 1);
+        if spread == Spread::Distinct && matches!(self.kind(element), Kind::Scalar | Kind::Str) {
+            let strings = self.kind(element) == Kind::Str;
+            let mut left = budget;
+            for i in 0u64.. {
+                let item = if strings {
+                    serde_json::Value::String(text::nth_word(i + 1, &self.key_chars)).to_string()
+                } else {
+                    i.to_string()
+                };
+                let size = item.len() as u64 + u64::from(!*first);
+                if size > left {
+                    break;
+                }
+                left -= size;
+                if !*first {
+                    out.push(',');
+                }
+                *first = false;
+                out.push_str(&item);
+            }
+            return;
+        }
+        if spread == Spread::Lopsided && grows && budget / 2 >= least {
+            let mut one = String::new();
+            self.render(element, budget / 2 - least, &mut one);
+            if !*first {
+                out.push(',');
+            }
+            *first = false;
+            out.push_str(&one);
+            // Each small one takes its least size and a comma.
+            let n = budget.saturating_sub(one.len() as u64) / (least + 1);
+            self.copies(element, n, 0, first, out);
+            return;
+        }
         let (count, extra) = match spread {
             Spread::One | Spread::Two if grows => {
                 let n = if spread == Spread::One { 1 } else { 2 };
@@ -448,6 +589,26 @@ impl<'t> Renderer<'t> {
                 .chain([self.template.member_key.as_str()])
                 .collect();
             self.entries(slot, share(entries_at), &taken, first, out);
+        } else if slot.used && slot.keys.is_empty() && slot.member.is_none() {
+            // An object read only as a whole (`format`, `string`, `==`): entries of the slot's
+            // scalar under generated keys.
+            let value = self.opaque_scalar(slot);
+            if self.spread(slot) == Spread::One {
+                // One entry holding a list of them: a list element takes fewer bytes than an
+                // entry.
+                let mut list = String::from("[");
+                let n = extra.saturating_sub(8) / (value.len() as u64 + 1);
+                for i in 0..n {
+                    if i > 0 {
+                        list.push(',');
+                    }
+                    list.push_str(&value);
+                }
+                list.push(']');
+                self.keyed("", None, &list, extra, &[], first, out);
+            } else {
+                self.keyed("", None, &value, extra, &[], first, out);
+            }
         }
         out.push('}');
     }
@@ -482,18 +643,24 @@ impl<'t> Renderer<'t> {
     }
 
     /// The entries of an iterated object: distinct generated keys (after the element slot's
-    /// literal prefix, if it has one) with values from the value slot.
-    fn entries(&self, slot: &Slot, budget: u64, taken: &[&str], mut first: bool, out: &mut String) {
+    /// literal prefix, if it has one, or a run of filler when the spread asks for long keys)
+    /// with values from the value slot.
+    fn entries(&self, slot: &Slot, budget: u64, taken: &[&str], first: bool, out: &mut String) {
         let element = slot
             .element
             .as_deref()
             .expect("entries need an element slot");
-        let prefix = match (self.kind(element), self.text(element)) {
-            (Kind::Str, Text::Exact(i) | Text::Prefix(i)) => self.template.strings[i].clone(),
+        let spread = self.spread(slot);
+        let pad =
+            |n: u64| -> String { std::iter::repeat_n(self.filler(element), n as usize).collect() };
+        let prefix = match (self.kind(element), self.text(element), spread) {
+            (Kind::Str, Text::Exact(i) | Text::Prefix(i), _) => self.template.strings[i].clone(),
+            (_, _, Spread::LongKeys) => pad((budget as f64).sqrt() as u64),
+            (_, _, Spread::TwoKeys) => pad((budget / 2).saturating_sub(12)),
             _ => String::new(),
         };
-        let spread = self.spread(slot);
         let mut value = String::new();
+        let mut heavy = None;
         match &slot.value {
             Some(v) => {
                 let least = self.least(v);
@@ -505,17 +672,41 @@ impl<'t> Renderer<'t> {
                     _ => 0,
                 };
                 self.render(v, extra, &mut value);
+                if spread == Spread::Lopsided && budget / 2 > least + 8 {
+                    let mut one = String::new();
+                    self.render(v, budget / 2 - least - 8, &mut one);
+                    heavy = Some(one);
+                }
             }
             None => value.push('0'),
         }
+        self.keyed(&prefix, heavy.as_deref(), &value, budget, taken, first, out);
+    }
+
+    /// Entries under distinct generated keys (each `prefix` then a short word) while they fit
+    /// in `budget`: the first with the value `heavy` if given, the others with `value`.
+    #[allow(clippy::too_many_arguments)]
+    fn keyed(
+        &self,
+        prefix: &str,
+        mut heavy: Option<&str>,
+        value: &str,
+        budget: u64,
+        taken: &[&str],
+        mut first: bool,
+        out: &mut String,
+    ) {
         let mut left = budget;
-        let mut n = 0u64;
+        // The empty key is skipped: it is the one key a predicate on keys (`k.size() > 0`,
+        // `k != ''`) most often fails on, and a failing predicate ends `all` at once.
+        let mut n = 1u64;
         loop {
-            let key = format!("{prefix}{}", short_key(n));
+            let key = format!("{prefix}{}", text::nth_word(n, &self.key_chars));
             n += 1;
             if taken.contains(&key.as_str()) {
                 continue;
             }
+            let value = heavy.take().unwrap_or(value);
             let key_json = serde_json::Value::String(key).to_string();
             let size = key_json.len() as u64 + 1 + value.len() as u64 + u64::from(!first);
             if size > left {
@@ -528,31 +719,26 @@ impl<'t> Renderer<'t> {
             first = false;
             out.push_str(&key_json);
             out.push(':');
-            out.push_str(&value);
+            out.push_str(value);
         }
+    }
+
+    /// The element of a list, or the value of an entry of an object, that nothing iterates:
+    /// the slot's scalar choice, `0` at first.
+    fn opaque_scalar(&self, slot: &Slot) -> String {
+        let mut one = String::new();
+        if self.choices.scalar[slot.id] == 0 {
+            one.push('0');
+        } else {
+            self.render_scalar(slot, &mut one);
+        }
+        one
     }
 }
 
-/// The `n`-th shortest key made of characters that JSON writes as one byte each.
-fn short_key(mut n: u64) -> String {
-    const ALPHABET: &[u8] =
-        b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.~!#$%&'()*+,/:;<=>?@[]^`{|} ";
-    let base = ALPHABET.len() as u64;
-    let mut key = Vec::new();
-    let mut len = 0u32;
-    // Keys of length 0, then 1, then 2…: skip whole lengths first.
-    let mut block = 1u64;
-    while n >= block {
-        n -= block;
-        len += 1;
-        block = block.saturating_mul(base);
-    }
-    for _ in 0..len {
-        key.push(ALPHABET[(n % base) as usize]);
-        n /= base;
-    }
-    String::from_utf8(key).unwrap_or_default()
-}
+/// The characters generated keys are made of: those that JSON writes as one byte each.
+const KEY_ALPHABET: &str =
+    "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.~!#$%&'()*+,/:;<=>?@[]^`{|} ";
 
 /// `literal` repeated into its own JSON length plus `extra` bytes (at least once), so the
 /// rendered string takes no more room than `Prefix` would.
@@ -566,15 +752,4 @@ fn repeated(literal: &str, extra: u64) -> String {
     }
     let times = (escaped as u64 + extra) / escaped as u64;
     literal.repeat(usize::try_from(times).unwrap_or(1).max(1))
-}
-
-/// Elements `0` filling a list that nothing iterates (only its length matters).
-fn fill_scalars(budget: u64, out: &mut String) {
-    let n = budget.div_ceil(2);
-    for i in 0..n {
-        if i > 0 {
-            out.push(',');
-        }
-        out.push('0');
-    }
 }

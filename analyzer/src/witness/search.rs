@@ -1,8 +1,11 @@
 //! The search for the heaviest event of a template: coordinate ascent over the knobs (a
 //! slot's kind, string content, scalar, spread, and the split of the attributes' budget), each
 //! candidate rendered, bound as an event and evaluated with the meter. A candidate replaces the
-//! best one when it costs strictly more; the search ends when a whole pass improves nothing, the
-//! evaluation budget is spent, or a candidate reaches the cap.
+//! best one when it is better: one that passes the limit beats one that does not (it proves a
+//! refusal); below the limit, one the filter runs on without a runtime error beats one it fails
+//! on (a witness that fails with "no matching overload" measures nothing a user would send);
+//! then the costlier wins. The search ends when a whole pass improves nothing, the evaluation
+//! budget is spent, or a candidate reaches the cap.
 
 use std::collections::HashMap;
 use std::collections::hash_map::DefaultHasher;
@@ -12,19 +15,54 @@ use std::time::Duration;
 
 use super::plan::{Kind, Slot, Template};
 use super::render::{
-    Choices, Renderer, SPREAD_ONE, SPREAD_POINTER, TEXT_MEMBER_KEY, scalar_options, spread_options,
-    text_options,
+    Choices, Renderer, SCALAR_LONGEST, SPREAD_DISTINCT, SPREAD_LONG_KEYS, SPREAD_LOPSIDED,
+    SPREAD_ONE, SPREAD_POINTER, TEXT_DISTINCT, TEXT_MEMBER_KEY, TEXT_QUOTES, scalar_options,
+    spread_options, text_of_literal, text_options,
 };
-use crate::EventBounds;
 use crate::cost::CostModel;
 use crate::eval::{EvalError, Event, Limits, ManualClock, Program, Stop};
+use crate::{EventBounds, Options};
 
 /// The best event found and what it cost.
 pub(crate) struct Found {
     pub(crate) event: String,
     pub(crate) cost: u64,
     pub(crate) stopped: bool,
+    pub(crate) failure: Option<String>,
     pub(crate) evaluations: usize,
+}
+
+/// By cost alone.
+fn heavier(a: &Outcome, b: &Outcome) -> bool {
+    a.cost > b.cost
+}
+
+/// A candidate: its choices, its event and what the filter did on it.
+#[derive(Clone)]
+struct Best {
+    event: String,
+    outcome: Outcome,
+    state: Choices,
+}
+
+/// What one candidate did.
+#[derive(Clone, Debug, Default)]
+struct Outcome {
+    /// Metered cost (past the cap when `stopped`).
+    cost: u64,
+    /// Stopped at the cap.
+    stopped: bool,
+    /// The runtime error it ended with, if any.
+    failure: Option<String>,
+}
+
+impl Outcome {
+    /// The order the search climbs: passing `limit` first, then running without error, then
+    /// cost.
+    fn rank(&self, limit: u64) -> (bool, bool, u64) {
+        let proves = self.cost > limit;
+        (proves, proves || self.failure.is_none(), self.cost)
+    }
 }
 
 /// Which knob a candidate changes.
@@ -42,13 +80,15 @@ pub(crate) struct Search<'a> {
     pub(crate) program: &'a Program,
     pub(crate) bounds: EventBounds,
     pub(crate) model: CostModel,
+    /// The cost limit the filter is checked against: a candidate past it proves a refusal.
+    limit: u64,
     pub(crate) cap: u64,
     pub(crate) budget: usize,
     /// Cost units all evaluations may meter together.
     work: u64,
     /// Cost units metered so far.
     spent: u64,
-    seen: HashMap<u64, u64>,
+    seen: HashMap<u64, Outcome>,
     evaluations: usize,
 }
 
@@ -56,8 +96,7 @@ impl<'a> Search<'a> {
     pub(crate) fn new(
         template: &'a Template,
         program: &'a Program,
-        bounds: EventBounds,
-        model: CostModel,
+        options: &Options,
         cap: u64,
         budget: usize,
         work: u64,
@@ -65,8 +104,9 @@ impl<'a> Search<'a> {
         Search {
             template,
             program,
-            bounds,
-            model,
+            bounds: options.bounds,
+            model: options.model,
+            limit: options.limit,
             cap,
             budget,
             work,
@@ -79,35 +119,81 @@ impl<'a> Search<'a> {
     /// Runs the coordinate ascent from the best of a few whole-template strategies.
     pub(crate) fn run(mut self) -> Found {
         let slots = flatten(self.template);
-        let mut state = Choices::first(self.template);
-        let (mut best_event, mut best) = self.measure(&state);
-        for candidate in strategies(&state, &slots) {
-            if self.spent >= self.work {
+        let first = Choices::first(self.template);
+        let (event, outcome) = self.measure(&first);
+        let mut top = Best {
+            event,
+            outcome,
+            state: first.clone(),
+        };
+        let mut heaviest = top.clone();
+        for candidate in strategies(&first, &slots, self.template) {
+            if top.outcome.stopped || self.evaluations >= self.budget || self.spent >= self.work {
                 break;
             }
-            let (event, cost) = self.measure(&candidate);
-            if cost.0 > best.0 {
-                (best_event, best, state) = (event, cost, candidate);
+            let (event, outcome) = self.measure(&candidate);
+            let found = Best {
+                event,
+                outcome,
+                state: candidate,
+            };
+            if heavier(&found.outcome, &heaviest.outcome) {
+                heaviest = found.clone();
+            }
+            if self.better(&found.outcome, &top.outcome) {
+                top = found;
             }
         }
+        // Climbing by cost alone first, then by the full order from where that ended: an event
+        // that runs without error is often one knob away from a heavier one that fails (a
+        // `draft` that must be a bool once `action` is the literal that reaches it), which a
+        // climb by the full order alone never crosses.
+        let heaviest = self.climb(heaviest, &slots, false, &mut top);
+        if heaviest.outcome.failure.is_some() && !top.outcome.stopped {
+            self.climb(heaviest, &slots, true, &mut top);
+        }
+        Found {
+            event: top.event,
+            cost: top.outcome.cost,
+            stopped: top.outcome.stopped,
+            failure: top.outcome.failure,
+            evaluations: self.evaluations,
+        }
+    }
+
+    /// Coordinate ascent from `start`, by cost alone or by the full order ([`Outcome::rank`]);
+    /// every candidate also competes for `top` by the full order.
+    fn climb(&mut self, start: Best, slots: &[&Slot], by_rank: bool, top: &mut Best) -> Best {
+        let mut best = start;
         'passes: for _ in 0..4 {
             let mut improved = false;
-            for knob in self.knobs(&state, &slots) {
-                for option in 0..options(knob, self.template, &slots) {
-                    if best.0 > self.cap
+            for knob in self.knobs(&best.state, slots) {
+                for option in 0..options(knob, self.template, slots) {
+                    if top.outcome.stopped
                         || self.evaluations >= self.budget
                         || self.spent >= self.work
                     {
                         break 'passes;
                     }
-                    let Some(candidate) = with(&state, knob, option) else {
+                    let Some(candidate) = with(&best.state, knob, option) else {
                         continue;
                     };
-                    let (event, cost) = self.measure(&candidate);
-                    if cost.0 > best.0 {
-                        best = cost;
-                        best_event = event;
-                        state = candidate;
+                    let (event, outcome) = self.measure(&candidate);
+                    let found = Best {
+                        event,
+                        outcome,
+                        state: candidate,
+                    };
+                    if self.better(&found.outcome, &top.outcome) {
+                        *top = found.clone();
+                    }
+                    let improves = if by_rank {
+                        self.better(&found.outcome, &best.outcome)
+                    } else {
+                        heavier(&found.outcome, &best.outcome)
+                    };
+                    if improves {
+                        best = found;
                         improved = true;
                     }
                 }
@@ -116,12 +202,12 @@ impl<'a> Search<'a> {
                 break;
             }
         }
-        Found {
-            event: best_event,
-            cost: best.0,
-            stopped: best.1,
-            evaluations: self.evaluations,
-        }
+        best
+    }
+
+    /// By the full order: past the limit, then without error, then cost.
+    fn better(&self, a: &Outcome, b: &Outcome) -> bool {
+        a.rank(self.limit) > b.rank(self.limit)
     }
 
     /// The knobs that matter under `state`: those of the slots its kinds make reachable.
@@ -150,34 +236,43 @@ impl<'a> Search<'a> {
                 Kind::Str if slot.used => knobs.push(Knob::Text(id)),
                 Kind::Str => {}
                 Kind::Scalar => knobs.push(Knob::Scalar(id)),
-                Kind::List | Kind::Object => knobs.push(Knob::Spread(id)),
+                Kind::List | Kind::Object => {
+                    knobs.push(Knob::Spread(id));
+                    // What fills a container nothing iterates.
+                    if slot.used && slot.element.is_none() && slot.member.is_none() {
+                        knobs.push(Knob::Scalar(id));
+                    }
+                }
             }
         }
         knobs
     }
 
-    /// Renders, binds and evaluates one candidate: its text and (cost, stopped at the cap).
-    fn measure(&mut self, choices: &Choices) -> (String, (u64, bool)) {
+    /// Renders, binds and evaluates one candidate: its text and what it did.
+    fn measure(&mut self, choices: &Choices) -> (String, Outcome) {
         let text = Renderer::new(self.template, choices).event(&self.bounds);
         let mut hasher = DefaultHasher::new();
         text.hash(&mut hasher);
         let key = hasher.finish();
-        if let Some(&cost) = self.seen.get(&key) {
-            return (text, (cost, cost > self.cap));
+        if let Some(outcome) = self.seen.get(&key) {
+            return (text, outcome.clone());
         }
         self.evaluations += 1;
-        let cost = match Event::from_json(&text, &self.bounds) {
+        let outcome = match Event::from_json(&text, &self.bounds) {
             Ok(event) => self.metered(&event),
             // A template that renders out of bounds is a defect of the renderer; the candidate
             // is worthless rather than fatal.
-            Err(_) => (0, false),
+            Err(_) => Outcome {
+                failure: Some("the event is out of bounds".to_owned()),
+                ..Outcome::default()
+            },
         };
-        self.spent = self.spent.saturating_add(cost.0);
-        self.seen.insert(key, cost.0);
-        (text, cost)
+        self.spent = self.spent.saturating_add(outcome.cost);
+        self.seen.insert(key, outcome.clone());
+        (text, outcome)
     }
 
-    fn metered(&self, event: &Event) -> (u64, bool) {
+    fn metered(&self, event: &Event) -> Outcome {
         let limits = Limits {
             cost: Some(self.cap),
             deadline: Duration::from_secs(24 * 3600),
@@ -186,17 +281,33 @@ impl<'a> Search<'a> {
             ..Limits::default()
         };
         match self.program.eval_event(event, &limits) {
-            Ok(done) => (done.cost, false),
-            Err(EvalError::Stopped(Stop::CostLimit { cost })) => (cost, true),
-            Err(e) => (e.cost(), false),
+            Ok(done) => Outcome {
+                cost: done.cost,
+                ..Outcome::default()
+            },
+            Err(EvalError::Stopped(Stop::CostLimit { cost })) => Outcome {
+                cost,
+                stopped: true,
+                failure: None,
+            },
+            Err(e) => Outcome {
+                cost: e.cost(),
+                stopped: false,
+                failure: Some(e.to_string()),
+            },
         }
     }
 }
 
 /// Whole-template alternatives to the best guesses, tried before the knobs one by one: every
 /// computed-key member reached (strings name it, lists hold it first), every container one
-/// large element, every slot a string where it may be one.
-fn strategies(first: &Choices, slots: &[&Slot]) -> Vec<Choices> {
+/// large element, every slot a string where it may be one, and then every string one of the
+/// contents of `text.rs` (distinct characters, distinct tokens or one long part between each
+/// literal, quotes), every container one large element among small ones or long keys, every
+/// opaque value the double with the longest text. Each is one evaluation, and together they
+/// reach in a few what one knob at a time reaches late or never (the contents that matter
+/// are those of every string at once).
+fn strategies(first: &Choices, slots: &[&Slot], template: &Template) -> Vec<Choices> {
     let has_member = slots.iter().any(|s| s.member.is_some());
     let mut out = Vec::new();
     if has_member {
@@ -221,6 +332,46 @@ fn strategies(first: &Choices, slots: &[&Slot]) -> Vec<Choices> {
     }
     out.push(one);
     out.push(strings);
+    // The contents below matter once the slots that hold them are strings: each is tried over
+    // the best guesses and over the same with every leaf a string where it may be one (a sort
+    // key the guesses make a number, say).
+    let mut leaves = first.clone();
+    for slot in slots {
+        let leaf = slot.keys.is_empty()
+            && slot.element.is_none()
+            && slot.value.is_none()
+            && slot.member.is_none();
+        if let (true, Some(i)) = (leaf, slot.kinds.iter().position(|k| *k == Kind::Str)) {
+            leaves.kind[slot.id] = i as u8;
+        }
+    }
+    let mut every = |f: &dyn Fn(&mut Choices, &Slot)| {
+        for base in [first, &leaves] {
+            let mut c = base.clone();
+            for slot in slots {
+                f(&mut c, slot);
+            }
+            out.push(c);
+        }
+    };
+    every(&|c, s| c.text[s.id] = TEXT_DISTINCT);
+    every(&|c, s| c.text[s.id] = TEXT_QUOTES);
+    for (i, literal) in template.strings.iter().enumerate() {
+        if literal.is_empty() {
+            continue;
+        }
+        for halves in [false, true] {
+            every(&|c, s| c.text[s.id] = text_of_literal(i, halves));
+        }
+    }
+    every(&|c, s| c.spread[s.id] = SPREAD_LOPSIDED);
+    every(&|c, s| c.spread[s.id] = SPREAD_LONG_KEYS);
+    every(&|c, s| c.spread[s.id] = SPREAD_DISTINCT);
+    every(&|c, s| c.scalar[s.id] = SCALAR_LONGEST);
+    every(&|c, s| {
+        c.scalar[s.id] = SCALAR_LONGEST;
+        c.spread[s.id] = SPREAD_ONE;
+    });
     out
 }
 

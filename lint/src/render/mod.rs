@@ -70,9 +70,14 @@ fn each(reports: &[FileReport]) -> impl Iterator<Item = (&FileReport, &Finding, 
 }
 
 /// A file's text under its path, for miette (its `NamedSource` wants owned, `'static` text).
+///
+/// miette's own `read_span` over a `str` counts lines from the start of the text for every
+/// report, which made `full` quadratic in the findings of one file. Here the file's line index
+/// finds the lines around the span, and miette reads only that window, so a report costs the
+/// length of its snippet, not of the file.
 struct FileSource<'a> {
     name: std::borrow::Cow<'a, str>,
-    text: &'a str,
+    source: &'a crate::SourceFile,
 }
 
 impl SourceCode for FileSource<'_> {
@@ -82,16 +87,42 @@ impl SourceCode for FileSource<'_> {
         context_lines_before: usize,
         context_lines_after: usize,
     ) -> Result<Box<dyn SpanContents<'b> + 'b>, MietteError> {
-        let inner = self
-            .text
-            .read_span(span, context_lines_before, context_lines_after)?;
+        let text = self.source.text.as_str();
+        let (start, end) = (span.offset(), span.offset() + span.len());
+        if end > text.len() {
+            return Err(MietteError::OutOfBounds);
+        }
+        let first_line = self.source.line_col(start).0;
+        let last_line = self.source.line_col(end).0;
+        // One line more on each side than miette shows: it looks one line past the context to
+        // tell where the context ends, and must see the same bytes it would in the whole text.
+        let window_line = first_line.saturating_sub(context_lines_before + 1).max(1);
+        // The line after the last one shown starts where the window ends.
+        // Line 1 starts after a byte-order mark; the window keeps the mark, as miette did.
+        let window_start = if window_line == 1 {
+            0
+        } else {
+            self.source.line_start(window_line)
+        };
+        let window_end = self
+            .source
+            .line_start(last_line + context_lines_after + 2)
+            .max(end);
+        let window = &text[window_start..window_end];
+        let inner = window.read_span(
+            &SourceSpan::new((start - window_start).into(), end - start),
+            context_lines_before,
+            context_lines_after,
+        )?;
+        let data_start = inner.span().offset() + window_start;
         Ok(Box::new(MietteSpanContents::new_named(
             self.name.clone().into_owned(),
             inner.data(),
-            *inner.span(),
-            inner.line(),
+            SourceSpan::new(data_start.into(), inner.span().len()),
+            inner.line() + window_line - 1,
             inner.column(),
-            inner.line_count(),
+            // miette counts the line breaks from the start of what it reads.
+            inner.line_count() + window_line - 1,
         )))
     }
 }
@@ -168,7 +199,7 @@ pub fn full(reports: &[FileReport], color: bool) -> String {
                 finding,
                 source: FileSource {
                     name: one_line(&report.source.path),
-                    text: &report.source.text,
+                    source: &report.source,
                 },
             };
             if handler.render_report(&mut out, &diagnostic).is_err() {
@@ -337,4 +368,81 @@ pub fn github(reports: &[FileReport]) -> String {
         );
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The old source: miette reading the whole text for every report.
+    struct Whole<'a>(FileSource<'a>);
+
+    impl SourceCode for Whole<'_> {
+        fn read_span<'b>(
+            &'b self,
+            span: &SourceSpan,
+            before: usize,
+            after: usize,
+        ) -> Result<Box<dyn SpanContents<'b> + 'b>, MietteError> {
+            let inner = self.0.source.text.as_str().read_span(span, before, after)?;
+            Ok(Box::new(MietteSpanContents::new_named(
+                self.0.name.clone().into_owned(),
+                inner.data(),
+                *inner.span(),
+                inner.line(),
+                inner.column(),
+                inner.line_count(),
+            )))
+        }
+    }
+
+    #[test]
+    fn the_windowed_source_reads_what_the_whole_text_gives() {
+        let texts = [
+            "a: 1\nb: 2\nc: 3\nd: 4\ne: 5\n",
+            "\u{feff}a: 1\r\nb: é2\r\nc: 3\r\n",
+            "a: 1\nb: |\n  x\n  y\nc: 3",
+            "",
+            "only\n",
+        ];
+        for text in texts {
+            let source = crate::SourceFile::new("f.yaml", text);
+            let mut spans = Vec::new();
+            for start in 0..=text.len() {
+                for end in start..=text.len().min(start + 12) {
+                    if text.is_char_boundary(start) && text.is_char_boundary(end) {
+                        spans.push(SourceSpan::new(start.into(), end - start));
+                    }
+                }
+            }
+            for span in spans {
+                for (before, after) in [(0, 0), (1, 1), (2, 3)] {
+                    let windowed = FileSource {
+                        name: "f.yaml".into(),
+                        source: &source,
+                    };
+                    let whole = Whole(FileSource {
+                        name: "f.yaml".into(),
+                        source: &source,
+                    });
+                    let a = windowed.read_span(&span, before, after).expect("in bounds");
+                    let b = whole.read_span(&span, before, after).expect("in bounds");
+                    let parts = |c: &dyn SpanContents<'_>| {
+                        (
+                            c.data().to_vec(),
+                            *c.span(),
+                            c.line(),
+                            c.column(),
+                            c.line_count(),
+                        )
+                    };
+                    assert_eq!(
+                        parts(a.as_ref()),
+                        parts(b.as_ref()),
+                        "{text:?} {span:?} {before} {after}"
+                    );
+                }
+            }
+        }
+    }
 }

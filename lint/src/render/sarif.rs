@@ -17,9 +17,6 @@ use crate::rules::RULES;
 use crate::source::SourceFile;
 use crate::{FileReport, Position};
 
-/// Where the rule documentation is published: the repository's docs/rules.md.
-const RULES_DOC: &str = concat!(env!("CARGO_PKG_REPOSITORY"), "/blob/main/docs/rules.md");
-
 fn pascal(id: &str) -> String {
     id.split('-')
         .map(|w| {
@@ -129,7 +126,7 @@ pub fn sarif(reports: &[FileReport]) -> String {
                 "shortDescription": { "text": r.summary },
                 "fullDescription": { "text": r.what },
                 "help": { "text": format!("{}\n\nWhy: {}", r.what, r.why), "markdown": crate::docs::rule_markdown(r) },
-                "helpUri": format!("{RULES_DOC}#{}", r.id),
+                "helpUri": crate::docs::rule_url(r.id),
                 "defaultConfiguration": { "level": level(r.severity) },
             })
         })

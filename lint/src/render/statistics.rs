@@ -1,5 +1,6 @@
 //! `--statistics`: how many findings each rule has, most first, and whether a safe fix exists,
-//! as ruff prints them; as JSON for scripts.
+//! then the total, as ruff prints them; as JSON for scripts (an array of rows: the total is
+//! their sum). SARIF and GitHub annotations have no statistics: the command line refuses them.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -41,6 +42,12 @@ pub fn statistics(reports: &[FileReport], json: bool) -> String {
         .max()
         .unwrap_or(1);
     let id_width = rows.iter().map(|r| r.0.len()).max().unwrap_or(0);
+    let total: usize = rows.iter().map(|r| r.1).sum();
+    let fixable = reports
+        .iter()
+        .flat_map(|r| &r.findings)
+        .filter(|f| f.fix.is_some())
+        .count();
     let mut out = String::new();
     for (id, n, fix) in rows {
         let _ = writeln!(
@@ -50,5 +57,11 @@ pub fn statistics(reports: &[FileReport], json: bool) -> String {
             summary(id)
         );
     }
+    // The total, as ruff ends its table, with how many a safe fix removes.
+    let _ = writeln!(
+        out,
+        "Found {total} finding{} ({fixable} fixable with `ozcheck lint --fix`).",
+        if total == 1 { "" } else { "s" }
+    );
     out
 }

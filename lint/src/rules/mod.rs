@@ -23,6 +23,7 @@ mod fractional_timeout;
 mod invalid_filter;
 mod invalid_name;
 mod invalid_since;
+mod invalid_suppression;
 mod invalid_template;
 mod invalid_timeout;
 mod invalid_when;
@@ -37,6 +38,7 @@ mod unknown_agent;
 mod unknown_file_kind;
 mod unknown_key;
 mod unknown_step_reference;
+mod unused_suppression;
 mod wait_and_delegate;
 mod wait_tool_unsupported_runtime;
 mod wrong_type;
@@ -133,6 +135,8 @@ pub const RULES: &[Rule] = &[
     wait_tool_unsupported_runtime::RULE,
     wait_and_delegate::RULE,
     routine_missing_wait_tool::RULE,
+    invalid_suppression::RULE,
+    unused_suppression::RULE,
 ];
 
 /// The rule with this id.

@@ -11,7 +11,8 @@ pub const RULE: Rule = Rule {
     summary: "A known key has a value of the wrong type",
     what: "Reports values whose shape does not match the schema: a string where a list is \
 expected, a mapping where a string is expected, a word outside a key's allowed set (such as \
-`runtime` or `since`), a non-positive `max_fires_per_hour`.",
+`runtime` or `since`), a non-positive `max_fires_per_hour`, and an agent, flow or routine \
+file that is empty or holds only comments.",
     why: "The platform refuses the file when it loads it, or worse, reads it differently from what you meant.",
     example: "# file: flows/watch.yaml\nname: watch\nsteps:\n  - id: ci\n    wait_for_event:\n      source: github-events\n      types: check_suite\n",
     use_instead: "# file: flows/watch.yaml\nname: watch\nsteps:\n  - id: ci\n    wait_for_event:\n      source: github-events\n      types: [check_suite]\n",
@@ -34,10 +35,15 @@ fn check(cx: &Context<'_>, out: &mut Vec<Finding>) {
         else {
             continue;
         };
+        let place = if path == crate::schema::FILE {
+            path.clone()
+        } else {
+            format!("`{path}`")
+        };
         let mut finding = Finding::new(
             RULE.id,
             span.clone(),
-            format!("`{path}` must be {expected}, not {found}"),
+            format!("{place} must be {expected}, not {found}"),
         )
         .label(format!("expected {expected}"));
         finding.help.clone_from(help);

@@ -62,6 +62,21 @@ pub fn verify(secret: &str, body: &[u8], header: Option<&str>) -> bool {
     mac.verify_slice(&digest).is_ok()
 }
 
+/// What identifies a delivery as the sender signed it (E11), the key under which the edge
+/// remembers it ([`crate::store::Store::remember_delivery`]): a JSON source's event id, which
+/// the body holds; for GitHub, whose signature covers the body but not `X-GitHub-Delivery`,
+/// `sha256:` and the hex SHA-256 of the raw body, so the same signed bytes under any delivery
+/// id are one event, and GitHub's own redelivery (same id, same body) is one too.
+pub fn identity(source: &SourceConfig, delivery: &Delivery, event: &Event) -> String {
+    match source.kind {
+        SourceKind::Json => format!("id:{}", event.id),
+        SourceKind::Github => {
+            use sha2::Digest;
+            format!("sha256:{}", hex::encode(Sha256::digest(&delivery.body)))
+        }
+    }
+}
+
 /// Why a source's function gave no event.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Unmapped {

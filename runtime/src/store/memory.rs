@@ -29,12 +29,15 @@ struct Inner {
     waits: BTreeMap<i64, Wait>,
     wait_names: HashMap<(String, String), i64>,
     next_wait: i64,
+    /// The waits whose look-back is not marked done.
+    to_look_back: BTreeSet<i64>,
     events: BTreeMap<i64, StoredEvent>,
     event_keys: HashMap<(String, String), i64>,
     next_event: i64,
     unrouted: BTreeSet<i64>,
     ledger: HashSet<LedgerKey>,
     leases: HashMap<String, (String, Timestamp)>,
+    deliveries: HashMap<(String, String), (String, Timestamp)>,
     fires: Vec<Fire>,
     fire_jobs: HashSet<String>,
     audit: Vec<AuditRecord>,
@@ -52,11 +55,14 @@ enum Undo {
     Ended(String),
     Wait(i64),
     WaitState(Box<Wait>),
+    LookedBack(i64),
     Event(i64),
     Events(Vec<(StoredEvent, bool)>),
     Routed(i64),
     Ledger(LedgerKey),
     Lease(String, Option<(String, Timestamp)>),
+    Delivery((String, String)),
+    Deliveries(Vec<((String, String), (String, Timestamp))>),
     Fire,
     Audit,
     Refusal((String, String, i64)),
@@ -122,12 +128,16 @@ impl Inner {
                 }
             }
             Undo::Wait(seq) => {
+                self.to_look_back.remove(&seq);
                 if let Some(wait) = self.waits.remove(&seq) {
                     self.wait_names.remove(&(wait.job, wait.name));
                 }
             }
             Undo::WaitState(wait) => {
                 self.waits.insert(wait.seq, *wait);
+            }
+            Undo::LookedBack(seq) => {
+                self.to_look_back.insert(seq);
             }
             Undo::Event(seq) => {
                 self.unrouted.remove(&seq);
@@ -152,6 +162,10 @@ impl Inner {
             Undo::Ledger(key) => {
                 self.ledger.remove(&key);
             }
+            Undo::Delivery(key) => {
+                self.deliveries.remove(&key);
+            }
+            Undo::Deliveries(forgotten) => self.deliveries.extend(forgotten),
             Undo::Lease(name, before) => match before {
                 Some(lease) => {
                     self.leases.insert(name, lease);
@@ -275,6 +289,22 @@ impl ReadRows for MemoryTx<'_> {
             .filter(|w| w.state == WaitState::Open)
             .map(|w| w.deadline)
             .min())
+    }
+
+    async fn waits_to_look_back(
+        &mut self,
+        before: Timestamp,
+        limit: u32,
+    ) -> StoreResult<Vec<Wait>> {
+        let rows = &*self.rows;
+        Ok(rows
+            .to_look_back
+            .iter()
+            .filter_map(|seq| rows.waits.get(seq))
+            .filter(|w| w.state == WaitState::Open && w.created_at <= before)
+            .take(limit as usize)
+            .cloned()
+            .collect())
     }
 
     async fn last_event_seq(&mut self) -> StoreResult<i64> {
@@ -463,8 +493,16 @@ impl Rows for MemoryTx<'_> {
         stored.seq = seq;
         s.wait_names.insert(key, seq);
         s.waits.insert(seq, stored);
+        s.to_look_back.insert(seq);
         self.undo.push(Undo::Wait(seq));
         Ok(Some(seq))
+    }
+
+    async fn set_looked_back(&mut self, seq: i64) -> StoreResult<()> {
+        if self.rows.to_look_back.remove(&seq) {
+            self.undo.push(Undo::LookedBack(seq));
+        }
+        Ok(())
     }
 
     async fn close_wait(&mut self, seq: i64, closing: Closing<'_>) -> StoreResult<bool> {
@@ -480,6 +518,10 @@ impl Rows for MemoryTx<'_> {
         wait.matched = closing.matched.cloned();
         wait.reason = closing.reason.map(str::to_owned);
         self.undo.push(Undo::WaitState(before));
+        // A closed wait looks back at nothing (the relational stores mark it in the close).
+        if self.rows.to_look_back.remove(&seq) {
+            self.undo.push(Undo::LookedBack(seq));
+        }
         Ok(true)
     }
 
@@ -551,6 +593,41 @@ impl Rows for MemoryTx<'_> {
             }
         }
         Ok(())
+    }
+
+    async fn insert_delivery(
+        &mut self,
+        source: &str,
+        identity: &str,
+        event_id: &str,
+        at: Timestamp,
+    ) -> StoreResult<Option<(String, Timestamp)>> {
+        let key = (source.to_owned(), identity.to_owned());
+        if let Some(first) = self.rows.deliveries.get(&key) {
+            return Ok(Some(first.clone()));
+        }
+        self.rows
+            .deliveries
+            .insert(key.clone(), (event_id.to_owned(), at));
+        self.undo.push(Undo::Delivery(key));
+        Ok(None)
+    }
+
+    async fn delete_deliveries_before(&mut self, before: Timestamp) -> StoreResult<u64> {
+        let old: Vec<(String, String)> = self
+            .rows
+            .deliveries
+            .iter()
+            .filter(|(_, (_, at))| *at < before)
+            .map(|(key, _)| key.clone())
+            .collect();
+        let forgotten: Vec<_> = old
+            .into_iter()
+            .filter_map(|key| self.rows.deliveries.remove_entry(&key))
+            .collect();
+        let n = forgotten.len() as u64;
+        self.undo.push(Undo::Deliveries(forgotten));
+        Ok(n)
     }
 
     async fn take_lease(

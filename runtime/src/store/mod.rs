@@ -190,6 +190,16 @@ pub trait Store: Send + Sync + 'static {
     ) -> impl Future<Output = StoreResult<Vec<Wait>>> + Send;
     /// The earliest deadline of an open wait.
     fn next_deadline(&self) -> impl Future<Output = StoreResult<Option<Timestamp>>> + Send;
+    /// Up to `limit` open waits registered at or before `before` whose look-back was never
+    /// marked done ([`Store::mark_looked_back`]), in registration order: the waits whose
+    /// registering edge died between committing them and looking back.
+    fn waits_to_look_back(
+        &self,
+        before: Timestamp,
+        limit: u32,
+    ) -> impl Future<Output = StoreResult<Vec<Wait>>> + Send;
+    /// Marks a wait's look-back done, so no restart runs it again.
+    fn mark_looked_back(&self, wait_seq: i64) -> impl Future<Output = StoreResult<()>> + Send;
     /// Takes or renews the lease `name` for `holder` until `until`; `false` while another holder
     /// has it unexpired at `now`.
     fn take_lease(
@@ -250,6 +260,20 @@ pub trait Store: Send + Sync + 'static {
     ) -> impl Future<Output = StoreResult<Option<StoredEvent>>> + Send;
     /// Forgets events received before `before`; returns how many.
     fn purge_events(&self, before: Timestamp) -> impl Future<Output = StoreResult<u64>> + Send;
+    /// Remembers that a delivery of `source` whose identity is `identity` arrived at `at` as
+    /// the event `event_id`, unless one with that identity is remembered already: `None` when
+    /// it is the first, else the first one's event id and arrival. Kept after the event's body
+    /// is purged, until [`Store::forget_deliveries`].
+    fn remember_delivery(
+        &self,
+        source: &str,
+        identity: &str,
+        event_id: &str,
+        at: Timestamp,
+    ) -> impl Future<Output = StoreResult<Option<(String, Timestamp)>>> + Send;
+    /// Forgets the deliveries that first arrived before `before`; returns how many.
+    fn forget_deliveries(&self, before: Timestamp)
+    -> impl Future<Output = StoreResult<u64>> + Send;
 
     /// Gives `event` to the open candidate wait (which keeps a copy of it), in one transaction
     /// with the job's ledger row, the job's outside-started mark and the candidate's audit

@@ -36,7 +36,7 @@ pub struct PostgresStore {
 }
 
 /// The schema's migrations, in order.
-const MIGRATIONS: [(i64, &str, &str); 7] = [
+const MIGRATIONS: [(i64, &str, &str); 9] = [
     (
         1,
         "schema",
@@ -71,6 +71,16 @@ const MIGRATIONS: [(i64, &str, &str); 7] = [
         7,
         "event_compression",
         include_str!("../../migrations/postgres/0007_event_compression.sql"),
+    ),
+    (
+        8,
+        "looked_back",
+        include_str!("../../migrations/postgres/0008_looked_back.sql"),
+    ),
+    (
+        9,
+        "deliveries",
+        include_str!("../../migrations/postgres/0009_deliveries.sql"),
     ),
 ];
 
@@ -683,7 +693,7 @@ mod sets {
                WITH ORDINALITY AS k(j, s, e, w, n) ORDER BY n ON CONFLICT DO NOTHING \
                RETURNING 1), \
              c AS (UPDATE waits SET state = c.st, event_source = c.es, event_id = c.ei, \
-               reason = c.why, closed_at = c.at, event_data = c.data \
+               reason = c.why, closed_at = c.at, event_data = c.data, looked_back = TRUE \
                FROM (SELECT c.*, w.place FROM unnest($5::bigint[], $6::text[], $7::text[], \
                $8::text[], $9::text[], $10::bigint[], $11::text[]) \
                AS c(seq, st, es, ei, why, at, data) CROSS JOIN LATERAL \

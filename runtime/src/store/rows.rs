@@ -147,6 +147,13 @@ pub trait ReadRows: Send {
     ) -> impl Future<Output = StoreResult<Vec<Wait>>> + Send;
     /// The earliest deadline of an open wait.
     fn next_deadline(&mut self) -> impl Future<Output = StoreResult<Option<Timestamp>>> + Send;
+    /// Up to `limit` open waits registered at or before `before` whose look-back has not been
+    /// marked done ([`Rows::set_looked_back`]), by registration sequence.
+    fn waits_to_look_back(
+        &mut self,
+        before: Timestamp,
+        limit: u32,
+    ) -> impl Future<Output = StoreResult<Vec<Wait>>> + Send;
     /// The highest event sequence ever given (0 when none), even if that event was purged.
     fn last_event_seq(&mut self) -> impl Future<Output = StoreResult<i64>> + Send;
     /// Events of `source` with a sequence above `after_seq`, received at or after `since`, by
@@ -252,6 +259,10 @@ pub trait Rows: ReadRows {
         seq: i64,
         closing: Closing<'_>,
     ) -> impl Future<Output = StoreResult<bool>> + Send;
+    /// Marks wait `seq`'s look-back done: a restart need not run it again. A wait is added
+    /// unmarked ([`Rows::insert_wait`]); closing it needs no mark (a closed wait looks back at
+    /// nothing).
+    fn set_looked_back(&mut self, seq: i64) -> impl Future<Output = StoreResult<()>> + Send;
     /// Adds an event, not yet routed, and returns its new sequence; `None` if `(source, id)` is
     /// known.
     fn insert_event(
@@ -261,6 +272,22 @@ pub trait Rows: ReadRows {
     ) -> impl Future<Output = StoreResult<Option<i64>>> + Send;
     /// Deletes the events received before `before`; returns how many.
     fn delete_events_before(
+        &mut self,
+        before: Timestamp,
+    ) -> impl Future<Output = StoreResult<u64>> + Send;
+    /// Remembers the delivery `(source, identity)` as the event `event_id` first arriving at
+    /// `at`: `None` when it was not remembered, else the remembered event id and arrival
+    /// (read after the insert found it, so a concurrent first delivery's row is seen once it
+    /// commits).
+    fn insert_delivery(
+        &mut self,
+        source: &str,
+        identity: &str,
+        event_id: &str,
+        at: Timestamp,
+    ) -> impl Future<Output = StoreResult<Option<(String, Timestamp)>>> + Send;
+    /// Forgets the deliveries first arriving before `before`; returns how many.
+    fn delete_deliveries_before(
         &mut self,
         before: Timestamp,
     ) -> impl Future<Output = StoreResult<u64>> + Send;

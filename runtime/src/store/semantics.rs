@@ -107,6 +107,14 @@ impl<B: Backend> Store for B {
         self.read().await?.next_deadline().await
     }
 
+    async fn waits_to_look_back(&self, before: Timestamp, limit: u32) -> StoreResult<Vec<Wait>> {
+        self.read().await?.waits_to_look_back(before, limit).await
+    }
+
+    async fn mark_looked_back(&self, wait_seq: i64) -> StoreResult<()> {
+        in_tx!(self, |tx| tx.set_looked_back(wait_seq).await?)
+    }
+
     async fn take_lease(
         &self,
         name: &str,
@@ -257,6 +265,22 @@ impl<B: Backend> Store for B {
 
     async fn purge_events(&self, before: Timestamp) -> StoreResult<u64> {
         in_tx!(self, |tx| tx.delete_events_before(before).await?)
+    }
+
+    async fn remember_delivery(
+        &self,
+        source: &str,
+        identity: &str,
+        event_id: &str,
+        at: Timestamp,
+    ) -> StoreResult<Option<(String, Timestamp)>> {
+        in_tx!(self, |tx| tx
+            .insert_delivery(source, identity, event_id, at)
+            .await?)
+    }
+
+    async fn forget_deliveries(&self, before: Timestamp) -> StoreResult<u64> {
+        in_tx!(self, |tx| tx.delete_deliveries_before(before).await?)
     }
 
     async fn claim(

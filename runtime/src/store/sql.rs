@@ -420,6 +420,24 @@ macro_rules! sql_rows {
                 Ok(deadline.map($crate::clock::Timestamp))
             }
 
+            async fn waits_to_look_back(
+                &mut self,
+                before: $crate::clock::Timestamp,
+                limit: u32,
+            ) -> $crate::store::StoreResult<Vec<$crate::model::Wait>> {
+                // `waits_to_look_back` holds the unmarked rows only (a partial index), and a
+                // close marks its row, so this reads the few waits of a crash window.
+                let rows = $query($crate::store::sql::select_waits!(
+                    "WHERE NOT looked_back AND state = 'open' AND created_at <= $1 \
+                     ORDER BY seq LIMIT $2"
+                ))
+                .bind(before.0)
+                .bind(i64::from(limit))
+                .fetch_all(self.conn())
+                .await?;
+                rows.iter().map($crate::store::sql::wait_from_row).collect()
+            }
+
             async fn last_event_seq(&mut self) -> $crate::store::StoreResult<i64> {
                 let row = $query($last_seq).fetch_optional(self.conn()).await?;
                 Ok(row.as_ref().map(|r| $crate::store::sql::Columns::int(r, "seq")).transpose()?.unwrap_or(0))
@@ -697,7 +715,8 @@ macro_rules! sql_rows {
             async fn close_wait(&mut self, seq: i64, closing: $crate::store::rows::Closing<'_>) -> $crate::store::StoreResult<bool> {
                 let done = $query(
                     "UPDATE waits SET state = $1, event_source = $2, event_id = $3, reason = $4, \
-                     closed_at = $5, event_data = $6 WHERE seq = $7 AND state = 'open'",
+                     closed_at = $5, event_data = $6, looked_back = TRUE \
+                     WHERE seq = $7 AND state = 'open'",
                 )
                 .bind(closing.state.as_str())
                 .bind(closing.event.map(|e| e.0))
@@ -709,6 +728,14 @@ macro_rules! sql_rows {
                 .execute(self.conn())
                 .await?;
                 Ok(done.rows_affected() == 1)
+            }
+
+            async fn set_looked_back(&mut self, seq: i64) -> $crate::store::StoreResult<()> {
+                $query("UPDATE waits SET looked_back = TRUE WHERE seq = $1 AND NOT looked_back")
+                    .bind(seq)
+                    .execute(self.conn())
+                    .await?;
+                Ok(())
             }
 
             async fn insert_event(
@@ -764,6 +791,58 @@ macro_rules! sql_rows {
                 .execute(self.conn())
                 .await?;
                 Ok(())
+            }
+
+            async fn insert_delivery(
+                &mut self,
+                source: &str,
+                identity: &str,
+                event_id: &str,
+                at: $crate::clock::Timestamp,
+            ) -> $crate::store::StoreResult<Option<(String, $crate::clock::Timestamp)>> {
+                let added = $query(
+                    "INSERT INTO deliveries (source, identity, event_id, first_at) \
+                     VALUES ($1, $2, $3, $4) ON CONFLICT (source, identity) DO NOTHING",
+                )
+                .bind(source)
+                .bind(identity)
+                .bind(event_id)
+                .bind(at.0)
+                .execute(self.conn())
+                .await?
+                .rows_affected();
+                if added == 1 {
+                    return Ok(None);
+                }
+                // A second statement: under READ COMMITTED it sees the row of a concurrent
+                // first delivery that the insert waited for.
+                let row = $query(
+                    "SELECT event_id, first_at FROM deliveries WHERE source = $1 AND identity = $2",
+                )
+                .bind(source)
+                .bind(identity)
+                .fetch_optional(self.conn())
+                .await?;
+                match row {
+                    Some(row) => Ok(Some((
+                        $crate::store::sql::Columns::text(&row, "event_id")?,
+                        $crate::clock::Timestamp($crate::store::sql::Columns::int(&row, "first_at")?),
+                    ))),
+                    None => Err($crate::store::StoreError(format!(
+                        "the delivery {source}/{identity} is neither new nor remembered"
+                    ))),
+                }
+            }
+
+            async fn delete_deliveries_before(
+                &mut self,
+                before: $crate::clock::Timestamp,
+            ) -> $crate::store::StoreResult<u64> {
+                Ok($query("DELETE FROM deliveries WHERE first_at < $1")
+                    .bind(before.0)
+                    .execute(self.conn())
+                    .await?
+                    .rows_affected())
             }
 
             async fn take_lease(

@@ -66,7 +66,7 @@ fn note_wal_pages(_: &rusqlite::hooks::Wal, pages: std::ffi::c_int) -> rusqlite:
 const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The schema's migrations, in order.
-const MIGRATIONS: [(i64, &str, &str); 5] = [
+const MIGRATIONS: [(i64, &str, &str); 7] = [
     (1, "waits", include_str!("../../migrations/0001_waits.sql")),
     (
         2,
@@ -87,6 +87,16 @@ const MIGRATIONS: [(i64, &str, &str); 5] = [
         5,
         "events_by_source",
         include_str!("../../migrations/0005_events_by_source.sql"),
+    ),
+    (
+        6,
+        "looked_back",
+        include_str!("../../migrations/0006_looked_back.sql"),
+    ),
+    (
+        7,
+        "deliveries",
+        include_str!("../../migrations/0007_deliveries.sql"),
     ),
 ];
 
@@ -661,6 +671,22 @@ macro_rules! threaded_store {
                     .await
             }
 
+            async fn waits_to_look_back(
+                &self,
+                before: Timestamp,
+                limit: u32,
+            ) -> StoreResult<Vec<Wait>> {
+                self.threads()
+                    .read(move |db| on!(db, |b| Store::waits_to_look_back(b, before, limit)))
+                    .await
+            }
+
+            async fn mark_looked_back(&self, wait_seq: i64) -> StoreResult<()> {
+                self.threads()
+                    .write(move |db| on!(db, |b| Store::mark_looked_back(b, wait_seq)))
+                    .await
+            }
+
             async fn take_lease(
                 &self,
                 name: &str,
@@ -764,6 +790,30 @@ macro_rules! threaded_store {
                 let (source, id) = (source.to_owned(), id.to_owned());
                 self.threads()
                     .read(move |db| on!(db, |b| Store::event(b, &source, &id)))
+                    .await
+            }
+
+            async fn remember_delivery(
+                &self,
+                source: &str,
+                identity: &str,
+                event_id: &str,
+                at: Timestamp,
+            ) -> StoreResult<Option<(String, Timestamp)>> {
+                let (source, identity, event_id) =
+                    (source.to_owned(), identity.to_owned(), event_id.to_owned());
+                self.threads()
+                    .write(move |db| {
+                        on!(db, |b| Store::remember_delivery(
+                            b, &source, &identity, &event_id, at
+                        ))
+                    })
+                    .await
+            }
+
+            async fn forget_deliveries(&self, before: Timestamp) -> StoreResult<u64> {
+                self.threads()
+                    .write(move |db| on!(db, |b| Store::forget_deliveries(b, before)))
                     .await
             }
 

@@ -315,9 +315,26 @@ impl<'a> Walker<'a> {
             })),
             _ => Shape::Scalar,
         };
-        // `sortBy` sorts the keys it computed: the comparisons and the sorted list.
+        // `sortBy` sorts the keys it computed: the comparisons and the sorted list; the
+        // transforms into a map compare the keys they built.
         let sorting = match (c.kind, &transform_shape) {
             (MacroKind::SortBy, key) => self.sort_keys(&plan, key.as_ref()),
+            (MacroKind::TransformMap, _) => {
+                let per = plan
+                    .index
+                    .as_str()
+                    .map_or_else(Poly::zero, |len| super::super::calls::key_compare(&len));
+                let compares = self.sum(&per, &plan);
+                super::super::calls::map_build(self, &plan.count, &compares)
+            }
+            (MacroKind::TransformMapEntry, Some(Shape::Map(m))) => {
+                let entries = self.at_largest_of(&plan, &plan.count.mul(&m.len));
+                let per = m.key.as_str().map_or_else(Poly::zero, |len| {
+                    m.len.mul(&super::super::calls::key_compare(&len))
+                });
+                let compares = self.sum(&per, &plan);
+                super::super::calls::map_build(self, &entries, &compares)
+            }
             _ => Poly::zero(),
         };
         let assumption = Some(self.describe_iteration(&plan, count_max));
@@ -339,8 +356,16 @@ impl<'a> Walker<'a> {
         let t = c.transform.map(|t| self.visit(t));
         self.scopes.pop();
         let (t_max, t_shape) = t.map_or((Poly::zero(), Shape::Scalar), |t| (t.max, t.shape));
+        // `optMap` wraps the transform's value in a new optional.
+        let made = match c.kind {
+            MacroKind::OptMap => self.model.optional_alloc(),
+            _ => 0,
+        };
         Val {
-            max: range.max.add(&t_max).add_const(table::OPT_MAP as f64),
+            max: range
+                .max
+                .add(&t_max)
+                .add_const((table::OPT_MAP + made) as f64),
             min: range.min.saturating_add(table::OPT_MAP),
             shape: t_shape,
         }
@@ -374,7 +399,7 @@ impl<'a> Walker<'a> {
         plan.count
             .scale(1.0 + alloc)
             .add(&plan.count.mul(&compare).scale(log))
-            .add_const(table::CALL as f64)
+            .add_const((table::CALL + self.model.list_alloc()) as f64)
     }
 
     /// Bounds `Σ per(xᵢ)` over every iteration. With an element variable `x` of a part `P`

@@ -39,8 +39,9 @@ impl Walker<'_> {
             _ => None,
         };
         let shape = self.index(&op.shape, &ix.shape, key);
+        let lookup = calls::key_lookup(self, &op.shape, &ix.shape);
         Val {
-            max: op.max.add(&ix.max).add_const(table::CALL as f64),
+            max: op.max.add(&ix.max).add(&lookup),
             min: op.min.saturating_add(ix.min).saturating_add(table::CALL),
             shape,
         }
@@ -64,6 +65,12 @@ impl Walker<'_> {
         let literals = calls::Literals {
             pattern: constant_pattern(ast, function, target, args),
             ints: args.iter().map(|&a| int_literal(ast, a)).collect(),
+            numeric_format: match (function, target.map(|t| ast.kind(t))) {
+                ("format", Some(ExprKind::Literal(Literal::String(pattern)))) => {
+                    super::super::libraries::numeric_clauses(pattern)
+                }
+                _ => None,
+            },
         };
         let function = qualified.as_deref().unwrap_or(function);
         calls::call(self, function, &operands, &types, &literals)
@@ -121,14 +128,21 @@ impl Walker<'_> {
         let fixed = table::MAP_CREATE.saturating_add(self.model.alloc(table::alloc_map(n)));
         let mut val = Val::constant(fixed, Shape::Scalar);
         let (mut key, mut value): (Option<Shape>, Option<Shape>) = (None, None);
+        let mut compares = Poly::zero();
         for entry in entries {
             let k = self.visit(entry.key);
+            if let Some(len) = k.shape.as_str() {
+                compares = compares.add(&calls::key_compare(&len));
+            }
             let v = self.visit(entry.value);
             val.max = val.max.add(&k.max).add(&v.max);
             val.min = val.min.saturating_add(k.min).saturating_add(v.min);
             key = Some(key.map_or(k.shape.clone(), |s| s.union(k.shape)));
             value = Some(value.map_or(v.shape.clone(), |s| s.union(v.shape)));
         }
+        // The check for repeated keys and the index compare the keys.
+        let build = calls::map_build(self, &Poly::constant(n as f64), &compares);
+        val.max = val.max.add(&build);
         val.shape = Shape::Map(Box::new(MapShape {
             len: Poly::constant(n as f64),
             min_len: n,

@@ -66,6 +66,7 @@ pub const CRASH_POINTS: &[(&str, &[&str], Option<&str>)] = &[
     ("after-fire", &["insert_fire", "commit"], None),
     ("at-routed-mark", &[], Some("set_routed")),
     ("inside-step", &["insert_wait"], None),
+    ("after-register", &["insert_wait", "commit"], None),
 ];
 
 /// An operation's failure, as the protocol reports it.

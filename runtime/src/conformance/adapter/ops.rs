@@ -2,14 +2,18 @@
 //! edge a step names (`node`) of a [`Session`]: jobs and waits, deliveries, fires, audit,
 //! outputs, approvals, time.
 
+use std::time::Duration;
+
 use serde_json::{Value, json};
 
 use super::session::{Edge, Session, SessionStore};
 use super::{NowTs, OpError, OpResult, str_arg};
 use crate::args::parse_duration;
 use crate::clock::Timestamp;
+use crate::edge::REROUTE_AFTER;
 use crate::jobs::JobStart;
 use crate::model::Wait;
+use crate::routes::LEASE_TERM;
 use crate::source::Delivery;
 use crate::store::Store;
 use crate::triggers::{KILL_SWITCH, paused_key};
@@ -92,51 +96,82 @@ async fn advance<S: SessionStore>(s: &Session<S>, args: &Value) -> OpResult {
         .ok_or_else(|| OpError::new("invalid_args", format!("`{by}` is not a duration")))?;
     let target = s.clock.now_ts().plus(by);
     // The edges that sweep: the one the step names, or all of them at once (the holder of the
-    // sweeper lease fires; the others find nothing to do).
+    // sweeper lease does the work; the others find nothing to do).
     let sweepers = match args.get("node") {
         None | Some(Value::Null) => s.all(),
         Some(_) => vec![s.edge(args)?],
     };
-    // Deadlines inside the interval fire at their own instants, in order.
+    // A live edge sweeps on every tick of its clock; here the clock stops at each instant where
+    // a tick would do something (a deadline, an event left unrouted or a registration left
+    // without its look-back for `REROUTE_AFTER`), in order, so that the work happens in the
+    // order a live edge would do it (an event its router left is routed to a wait before that
+    // wait's later deadline).
     loop {
-        let Some(next) = sweepers[0].runtime.next_deadline().await? else {
+        let Some(next) = next_work(&sweepers[0]).await? else {
             break;
         };
         if next > target {
             break;
         }
-        s.clock.set(next);
-        let fired = fire_due(&sweepers).await?;
-        if fired == 0 && sweepers[0].runtime.next_deadline().await? == Some(next) {
-            // Nobody sweeping holds the lease (its holder is not among them): the deadline
-            // waits for the holder, or for its lease to expire within the interval.
-            break;
+        s.clock.set(next.max(s.clock.now_ts()));
+        sweep(&sweepers).await?;
+        if next_work(&sweepers[0]).await? == Some(next) {
+            // Nobody sweeping holds the lease: its holder is not among them (it crashed, or is
+            // not the edge named), so it renews it no more, and the lease is free one term
+            // later at most, as for live edges; a sweeper takes it then. Still stuck after that
+            // (the work itself fails), the work waits for the sweep at the end.
+            s.clock
+                .set(next.plus(LEASE_TERM).min(target).max(s.clock.now_ts()));
+            sweep(&sweepers).await?;
+            if next_work(&sweepers[0]).await? == Some(next) {
+                break;
+            }
         }
     }
     s.clock.set(target);
-    fire_due(&sweepers).await?;
-    for edge in &sweepers {
-        edge.runtime.purge().await?;
-    }
+    sweep(&sweepers).await?;
     Ok(json!({"now": target.to_rfc3339()}))
 }
 
-/// Every sweeper fires what is due, at once; returns how many waits timed out.
-async fn fire_due<S: SessionStore>(sweepers: &[std::sync::Arc<Edge<S>>]) -> Result<usize, OpError> {
+/// The earliest instant at which an edge's sweep has work: the next deadline, the instant the
+/// oldest unrouted event is left to the sweeper, the instant the oldest registration without its
+/// look-back is.
+async fn next_work<S: SessionStore>(edge: &Edge<S>) -> Result<Option<Timestamp>, OpError> {
+    let store = &edge.store;
+    let deadline = edge.runtime.next_deadline().await?;
+    let unrouted = store
+        .unrouted(Timestamp(i64::MAX), 1)
+        .await?
+        .first()
+        // `unrouted` takes events received strictly before its bound.
+        .map(|e| {
+            e.received_at
+                .plus(REROUTE_AFTER)
+                .plus(Duration::from_millis(1))
+        });
+    let unlooked = store
+        .waits_to_look_back(Timestamp(i64::MAX), 1)
+        .await?
+        .first()
+        .map(|w| w.created_at.plus(REROUTE_AFTER));
+    Ok([deadline, unrouted, unlooked].into_iter().flatten().min())
+}
+
+/// Every sweeper runs a clock tick's work at once ([`crate::Runtime::sweep`]: deadlines, then,
+/// on the holder of the sweeper lease, what crashed edges left, and retention).
+async fn sweep<S: SessionStore>(sweepers: &[std::sync::Arc<Edge<S>>]) -> Result<(), OpError> {
     let tasks: Vec<_> = sweepers
         .iter()
         .map(|e| {
             let runtime = e.runtime.clone();
-            tokio::spawn(async move { runtime.fire_due().await })
+            tokio::spawn(async move { runtime.sweep().await })
         })
         .collect();
-    let mut fired = 0;
     for task in tasks {
-        fired += task
-            .await
+        task.await
             .map_err(|e| OpError::new("runtime", e.to_string()))??;
     }
-    Ok(fired)
+    Ok(())
 }
 
 async fn start_job<S: SessionStore>(s: &Session<S>, args: &Value) -> OpResult {
