@@ -43,6 +43,9 @@ function corpusFilters() {
   const found = [];
   const bench = JSON.parse(fs.readFileSync(path.join(root, 'corpus/events/expressions.json')));
   for (const e of bench.expressions) found.push({ name: `bench ${e.name}`, expr: e.expr, context: 'filter' });
+  for (const key of ['trivial', 'expr_1024']) {
+    found.push({ name: `bench ${key}`, expr: bench[key], context: 'filter' });
+  }
   for (const file of walk(path.join(root, 'corpus/regressions')).filter((f) => f.endsWith('.cel'))) {
     const text = fs.readFileSync(file, 'utf8');
     // Through `--file`: a regression may hold a NUL byte, which no command-line argument can.

@@ -57,6 +57,13 @@ test('a malformed event or options throw with the reason', () => {
   assert.throws(() => ozcheck.lintText('a: 1', 'f.yaml', { config: '[rules' }), /ozcheck.toml: /);
 });
 
+test('arguments of the wrong type throw a TypeError', () => {
+  assert.throws(() => ozcheck.checkFilter(42), TypeError);
+  assert.throws(() => ozcheck.evaluate('true', 7), /must be a string|event: /);
+  assert.throws(() => ozcheck.lintText(null, 'x.yaml'), TypeError);
+  assert.equal(ozcheck.checkFilter('true').verdict, 'accepted');
+});
+
 test('hostile sources get diagnostics, not crashes', () => {
   assert.equal(ozcheck.checkFilter('('.repeat(100000)).verdict, 'refused');
   assert.equal(ozcheck.checkFilter('x'.repeat(2 * 1024 * 1024)).diagnostics[0].severity, 'error');
