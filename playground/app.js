@@ -23,7 +23,7 @@ steps:
 `;
 
 /** Timings the browser test reads (BENCHMARKS.md). */
-window.ozTimings = { loadMs: null, lastCheckMs: null };
+window.ozTimings = { loadMs: null, lastCheckMs: null, keyToVerdictMs: null };
 
 // ---- state in the URL ------------------------------------------------------------------------
 
@@ -115,7 +115,7 @@ function li(html, cls) {
   return item;
 }
 
-function check() {
+function check(event) {
   const source = $('expr').value;
   let report;
   let summary;
@@ -167,6 +167,9 @@ function check() {
     const floors = report.would_pass.not_enough.map((f) => `<li>${f.bound} even at its least (${fmt(f.least)}) still costs ${fmt(f.cost)}</li>`);
     wp.innerHTML = `<h2>Would pass with</h2><ul id="would-pass-list">${items.join('') || '<li>no single bound: the expression itself must change</li>'}${floors.join('')}</ul>`;
   }
+  // Keystroke to verdict: from the input event's timestamp (same origin as performance.now())
+  // to the verdict rendered.
+  if (event?.timeStamp) window.ozTimings.keyToVerdictMs = performance.now() - event.timeStamp;
   saveState();
 }
 
@@ -214,7 +217,12 @@ $('evaluate').addEventListener('click', () => {
   }
   try {
     const limit = Number($('limit').value || 1000000);
-    const r = JSON.parse(oz.evaluate($('expr').value, text, limit, 250, true));
+    // The page's own check already judged the filter under the page's bounds; the CLI's eval
+    // would check again under the default bounds and refuse a filter that the page's bounds
+    // accept, so the evaluation here runs unchecked and shows that check's range beside.
+    const report = JSON.parse(oz.checkFilter($('expr').value, options()));
+    const r = JSON.parse(oz.evaluate($('expr').value, text, limit, 250, false));
+    r.estimate ??= report.cost;
     if (r.error) {
       out.innerHTML = `<p class="error" id="eval-error">${escapeHtml(r.error.kind)}: ${escapeHtml(r.error.message)} (cost ${fmt(r.error.cost)})</p>`;
     } else {
@@ -233,7 +241,7 @@ function lintYaml() {
   const text = $('yaml').value;
   let report;
   try {
-    report = JSON.parse(oz.lintText(text, $('yaml-path').value));
+    report = JSON.parse(oz.lintText(text, $('yaml-path').value, ''));
   } catch (e) {
     $('yaml-summary').textContent = `Error: ${e.message ?? e}`;
     return;
@@ -264,7 +272,7 @@ function lintYaml() {
 $('yaml').addEventListener('input', lintYaml);
 $('yaml-path').addEventListener('input', lintYaml);
 $('apply-fix').addEventListener('click', () => {
-  const fixed = JSON.parse(oz.fixText($('yaml').value, $('yaml-path').value));
+  const fixed = JSON.parse(oz.fixText($('yaml').value, $('yaml-path').value, ''));
   $('yaml').value = fixed.text;
   lintYaml();
   $('yaml-summary').textContent = `Applied ${fixed.applied} fix${fixed.applied === 1 ? '' : 'es'}. ${$('yaml-summary').textContent}`;
