@@ -28,7 +28,7 @@ impl HostClock {
     }
 
     /// Microseconds since the origin (the `elapsed_us` of an evaluation).
-    pub fn now_micros(&self) -> u64 {
+    pub fn now_micros(self) -> u64 {
         self.now().as_micros() as u64
     }
 }
