@@ -84,6 +84,12 @@ test('fixText applies the safe fix of the sample flow and the finding goes', () 
   assert.notEqual(fixed.text, text);
 });
 
+test('IANA time zones are in the module (chrono-tz was not dropped)', () => {
+  const event = JSON.stringify({ id: '1', source: 's', type: 't', text: '', attributes: {} });
+  const got = ozcheck.evaluate("timestamp('2026-07-01T12:00:00Z').getHours('Europe/Paris') == 14", event);
+  assert.equal(got.value, true, JSON.stringify(got));
+});
+
 test('the rule catalogue lists every rule with its level', () => {
   const rules = ozcheck.rules();
   assert.ok(rules.some((r) => r.id === 'compound-timeout' && r.severity));
