@@ -35,6 +35,10 @@ fn evaluates_with_value_cost_and_estimate() {
     );
     assert!(min <= cost && cost <= max, "{v}");
     assert!(v["elapsed_us"].is_u64());
+    assert_eq!(
+        v["cost_model_version"],
+        ozcheck_analyzer::cost::COST_MODEL_VERSION
+    );
 }
 
 #[test]
@@ -43,6 +47,10 @@ fn the_static_check_refuses_before_evaluating() {
     assert_eq!(code, 1);
     assert_eq!(v["error"]["kind"], "refused");
     assert_eq!(v["error"]["diagnostics"][0]["code"], "cost-over-limit");
+    assert_eq!(
+        v["cost_model_version"],
+        ozcheck_analyzer::cost::COST_MODEL_VERSION
+    );
 }
 
 #[test]
@@ -60,6 +68,10 @@ fn runtime_only_the_meter_stops_the_nested_exists() {
     assert_eq!(code, 1);
     assert_eq!(v["error"]["kind"], "cost-limit");
     assert!(v["error"]["cost"].as_u64().unwrap() > 1_000_000);
+    assert_eq!(
+        v["cost_model_version"],
+        ozcheck_analyzer::cost::COST_MODEL_VERSION
+    );
 }
 
 #[test]

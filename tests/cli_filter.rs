@@ -32,6 +32,10 @@ fn accepted_filter_exits_zero_with_the_contract_fields() {
     assert_eq!(v["limit"], 1_000_000);
     assert!(v["diagnostics"].as_array().unwrap().is_empty());
     assert!(v.get("cost").is_some());
+    assert_eq!(
+        v["cost_model_version"],
+        ozcheck_analyzer::cost::COST_MODEL_VERSION
+    );
 }
 
 #[test]
@@ -48,6 +52,10 @@ fn refused_filter_exits_one_with_spans() {
         d["span"]["end"].as_u64().unwrap() as usize,
     );
     assert_eq!(&source[start..end], "atributes");
+    assert_eq!(
+        v["cost_model_version"],
+        ozcheck_analyzer::cost::COST_MODEL_VERSION
+    );
 }
 
 #[test]

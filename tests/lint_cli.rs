@@ -65,6 +65,10 @@ fn stdin_is_reported_under_its_filename_and_sees_the_plugin() {
     );
     assert_eq!(out.status.code(), Some(1));
     let value: serde_json::Value = serde_json::from_str(&stdout(&out)).expect("json");
+    assert_eq!(
+        value["cost_model_version"],
+        ozcheck_analyzer::cost::COST_MODEL_VERSION
+    );
     let d = &value["diagnostics"][0];
     assert_eq!(d["code"], "unknown-agent");
     assert_eq!(d["file"], name);

@@ -64,6 +64,7 @@ pub mod extensions;
 #[cfg(feature = "testgen")]
 #[doc(hidden)]
 pub mod hostile;
+pub mod json;
 mod options;
 pub mod regex;
 pub mod syntax;

@@ -6,10 +6,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use clap::{Args, ValueEnum};
-use ozcheck_analyzer::eval::{EvalError, Event, Limits, Program, Stop, SystemClock};
+use ozcheck_analyzer::eval::{Event, Limits, Program, SystemClock};
 use ozcheck_analyzer::syntax::{self, ParseOptions};
 use ozcheck_analyzer::{CostRange, Diagnostic, EventBounds, Options, Verdict};
-use serde_json::json;
 
 /// Arguments of `ozcheck eval`.
 #[derive(Args)]
@@ -98,14 +97,12 @@ pub fn run(args: &EvalArgs) -> ExitCode {
     let started = Instant::now();
     let result = program.eval_event(&event, &limits);
     let elapsed_us = started.elapsed().as_micros() as u64;
-    let estimate_json = estimate.map(|e| json!({"min": e.min, "max": e.max}));
     match result {
         Ok(done) => {
             match args.format {
                 Format::Json => crate::outln!(
                     "{}",
-                    json!({"value": done.value.to_json(), "cost": done.cost,
-                           "estimate": estimate_json, "elapsed_us": elapsed_us})
+                    ozcheck_analyzer::json::evaluation(&done, estimate, elapsed_us)
                 ),
                 Format::Full => {
                     crate::outln!("value: {}", done.value);
@@ -121,17 +118,9 @@ pub fn run(args: &EvalArgs) -> ExitCode {
             ExitCode::SUCCESS
         }
         Err(error) => {
-            let kind = match error {
-                EvalError::Stopped(Stop::CostLimit { .. }) => "cost-limit",
-                EvalError::Stopped(Stop::Deadline { .. }) => "deadline",
-                EvalError::Stopped(Stop::Memory { .. }) => "memory",
-                EvalError::Runtime { .. } => "runtime",
-            };
+            let kind = ozcheck_analyzer::json::error_kind(&error);
             match args.format {
-                Format::Json => crate::outln!(
-                    "{}",
-                    json!({"error": {"kind": kind, "message": error.to_string(), "cost": error.cost()}})
-                ),
+                Format::Json => crate::outln!("{}", ozcheck_analyzer::json::eval_error(&error)),
                 Format::Full => {
                     eprintln!("error[{kind}]: {error}");
                     eprintln!("cost: {}", error.cost());
@@ -146,23 +135,7 @@ pub fn run(args: &EvalArgs) -> ExitCode {
 /// evaluated): exit 1, and in JSON an error of kind `refused` with the diagnostics.
 fn refuse(source: &str, diagnostics: &[Diagnostic], format: Format) -> ExitCode {
     match format {
-        Format::Json => {
-            let message = diagnostics
-                .first()
-                .map_or("the expression could not be parsed", |d| d.message.as_str());
-            let listed: Vec<_> = diagnostics
-                .iter()
-                .map(|d| {
-                    json!({"code": d.code, "message": d.message,
-                                "span": {"start": d.span.start, "end": d.span.end}})
-                })
-                .collect();
-            crate::outln!(
-                "{}",
-                json!({"error": {"kind": "refused", "message": message, "cost": 0,
-                                 "diagnostics": listed}})
-            );
-        }
+        Format::Json => crate::outln!("{}", ozcheck_analyzer::json::refused(diagnostics)),
         Format::Full => {
             for diagnostic in diagnostics {
                 eprint!("{}", crate::render::diagnostic(source, diagnostic));

@@ -12,9 +12,7 @@ use std::process::ExitCode;
 
 use clap::{Args, ValueEnum};
 
-use ozcheck_analyzer::bounds::Bound;
 use ozcheck_analyzer::check::Env;
-use ozcheck_analyzer::cost::Remedy;
 use ozcheck_analyzer::{Extensions, Options, Report, Verdict};
 
 use crate::render;
@@ -206,13 +204,11 @@ pub fn run(args: &FilterArgs) -> ExitCode {
         Format::Json => {
             let mut value = json(&report);
             if let Some(witness) = &witness {
-                value["witness_cost"] = witness.cost.into();
-                value["witness_complete"] = witness.complete.into();
+                ozcheck_analyzer::json::add_witness(&mut value, witness);
             }
             if args.explain {
-                // The tree rides along as one extra field; the contract's fields stay as they are.
                 if let Ok(tree) = ozcheck_analyzer::explain_expression(&source, &env, &options) {
-                    value["explain"] = serde_json::Value::String(tree);
+                    ozcheck_analyzer::json::add_explain(&mut value, &tree);
                 }
             }
             crate::outln!("{value}");
@@ -241,51 +237,9 @@ pub fn run(args: &FilterArgs) -> ExitCode {
     }
 }
 
-/// The JSON contract of docs/cli.md.
+/// The JSON contract of docs/cli.md (the analyzer's shared serializer, [`ozcheck_analyzer::json`]).
 pub fn json(report: &Report) -> serde_json::Value {
-    serde_json::json!({
-        "verdict": report.verdict,
-        "cost": report.cost,
-        "limit": report.limit,
-        "diagnostics": report.diagnostics.iter().map(|d| serde_json::json!({
-            "code": d.code,
-            "severity": d.severity,
-            "message": d.message,
-            "span": {"start": d.span.start, "end": d.span.end},
-            "label": d.label,
-            "help": d.help,
-        })).collect::<Vec<_>>(),
-        "would_pass": report.would_pass.as_ref().map(would_pass_json),
-    })
-}
-
-/// The bounds that would pass a filter refused by cost, each with the flag that sets it, and
-/// the bounds that would not, each at its least value.
-fn would_pass_json(remedy: &Remedy) -> serde_json::Value {
-    serde_json::json!({
-        "bounds": remedy.changes.iter().map(|c| serde_json::json!({
-            "bound": c.bound,
-            "flag": flag(c.bound),
-            "current": c.current,
-            "at_most": c.at_most,
-            "cost": c.cost,
-        })).collect::<Vec<_>>(),
-        "not_enough": remedy.floors.iter().map(|f| serde_json::json!({
-            "bound": f.bound,
-            "flag": flag(f.bound),
-            "least": f.least,
-            "cost": f.cost,
-        })).collect::<Vec<_>>(),
-    })
-}
-
-/// The option of `ozcheck filter` that sets a bound.
-fn flag(bound: Bound) -> &'static str {
-    match bound {
-        Bound::Text => "--max-text",
-        Bound::Attributes => "--max-attributes",
-        Bound::HeaderField => "--max-header",
-    }
+    ozcheck_analyzer::json::report(report)
 }
 
 /// Human-readable output: each diagnostic with the expression, then a verdict line.
@@ -309,7 +263,7 @@ pub fn full(source: &str, report: &Report) -> String {
             let _ = writeln!(
                 out,
                 "would pass with {} {} (cost ..{} of {})",
-                flag(change.bound),
+                ozcheck_analyzer::json::flag(change.bound),
                 change.at_most,
                 change.cost,
                 report.limit

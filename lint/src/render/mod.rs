@@ -239,45 +239,63 @@ pub fn concise(reports: &[FileReport]) -> String {
     out
 }
 
-/// The JSON contract of docs/cli.md.
+/// The JSON contract of docs/cli.md, as text: [`json_value`] pretty-printed with a final line
+/// break, what `ozcheck lint --format json` prints.
 pub fn json(reports: &[FileReport]) -> String {
-    let diagnostics: Vec<Json> = each(reports)
-        .map(|(report, f, p)| {
-            let fix = f.fix.as_ref().map(|fix| {
-                let edits: Vec<Json> = fix
-                    .edits
-                    .iter()
-                    .map(|e| {
-                        let at = report.source.position(&e.span);
-                        json!({
-                            "content": e.replacement,
-                            "line": at.line,
-                            "column": at.column,
-                            "end_line": at.end_line,
-                            "end_column": at.end_column,
-                        })
-                    })
-                    .collect();
-                json!({ "message": fix.title, "edits": edits })
-            });
-            json!({
-                "code": f.rule,
-                "severity": f.severity.as_str(),
-                "message": f.message,
-                "help": f.help,
-                "fix": fix,
-                "file": report.source.path,
-                "line": p.line,
-                "column": p.column,
-                "end_line": p.end_line,
-                "end_column": p.end_column,
-            })
-        })
-        .collect();
-    let mut text =
-        serde_json::to_string_pretty(&json!({ "diagnostics": diagnostics })).unwrap_or_default();
+    let mut text = serde_json::to_string_pretty(&json_value(reports)).unwrap_or_default();
     text.push('\n');
     text
+}
+
+/// The JSON contract of docs/cli.md as a value: `{"diagnostics": [...], "cost_model_version":
+/// N}`, the findings of every report in order (one report for one file or one buffer). The
+/// Python package and the WebAssembly build call this, so their answers cannot drift from the
+/// command line's.
+pub fn json_value(reports: &[FileReport]) -> Json {
+    let diagnostics: Vec<Json> = reports
+        .iter()
+        .flat_map(|r| r.findings.iter().map(move |f| finding_json(r, f)))
+        .collect();
+    json!({
+        "diagnostics": diagnostics,
+        "cost_model_version": ozcheck_analyzer::cost::COST_MODEL_VERSION,
+    })
+}
+
+/// One finding of `report` in the JSON contract: `code`, `severity`, `message`, `help`, `fix`
+/// (`{message, edits}` or null), `file` and its 1-based `line`, `column`, `end_line`,
+/// `end_column`.
+pub fn finding_json(report: &FileReport, finding: &Finding) -> Json {
+    let at = report.position(finding);
+    let fix = finding.fix.as_ref().map(|fix| {
+        let edits: Vec<Json> = fix
+            .edits
+            .iter()
+            .map(|e| {
+                let at = report.source.position(&e.span);
+                json!({
+                    "content": e.replacement,
+                    "line": at.line,
+                    "column": at.column,
+                    "end_line": at.end_line,
+                    "end_column": at.end_column,
+                })
+            })
+            .collect();
+        json!({ "message": fix.title, "edits": edits })
+    });
+    json!({
+        "code": finding.rule,
+        "severity": finding.severity.as_str(),
+        "message": finding.message,
+        "help": finding.help,
+        "fix": fix,
+        "file": report.source.path,
+        "line": at.line,
+        "column": at.column,
+        "end_line": at.end_line,
+        "end_column": at.end_column,
+    })
 }
 
 /// Escapes a workflow command's message.
