@@ -51,6 +51,8 @@ export interface Report {
   witness_cost?: number;
   witness_complete?: boolean;
   explain?: string;
+  /** The version of the cost table behind every figure (docs/cost-model.md). */
+  cost_model_version: number;
 }
 
 export interface CostSummary {
@@ -64,6 +66,7 @@ export interface CostSummary {
   dominant_runs: number;
   assumption: string;
   would_pass: WouldPass | null;
+  cost_model_version: number;
 }
 
 export interface Witness {
@@ -73,18 +76,19 @@ export interface Witness {
   /** False when the evaluation was stopped before it ended (the cost is then a lower bound). */
   complete: boolean;
   evaluations: number;
+  cost_model_version: number;
 }
 
 export type Evaluation =
-  | { value: unknown; cost: number; estimate: CostRange | null; elapsed_us: number }
+  | { value: unknown; cost: number; estimate: CostRange | null; elapsed_us: number; cost_model_version: number }
   | {
       error: {
         kind: 'refused' | 'cost-limit' | 'deadline' | 'memory' | 'runtime';
         message: string;
         cost: number;
-        elapsed_us?: number;
         diagnostics?: { code: string; message: string; span: Span }[];
       };
+      cost_model_version: number;
     };
 
 export interface EvaluateOptions {
@@ -142,10 +146,14 @@ export function evaluate(
   event: string | Record<string, unknown>,
   options?: EvaluateOptions,
 ): Evaluation;
-export function lintText(text: string, path: string, options?: LintOptions): { diagnostics: Finding[] };
+export function lintText(
+  text: string,
+  path: string,
+  options?: LintOptions,
+): { diagnostics: Finding[]; cost_model_version: number };
 export function fixText(
   text: string,
   path: string,
   options?: LintOptions,
-): { text: string; applied: number; diagnostics: Finding[] };
+): { text: string; applied: number; diagnostics: Finding[]; cost_model_version: number };
 export function rules(): Rule[];

@@ -20,9 +20,10 @@ use std::time::Duration;
 
 use wasm_bindgen::prelude::*;
 
-use ozcheck_analyzer::eval::{EvalError, Event, Limits, Program, Stop};
+use ozcheck_analyzer::eval::{Event, Limits, Program};
+use ozcheck_analyzer::json as shared;
 use ozcheck_analyzer::syntax::{self, ParseOptions};
-use ozcheck_analyzer::{EventBounds, Verdict};
+use ozcheck_analyzer::{Diagnostic, EventBounds, Verdict};
 
 use crate::clock::HostClock;
 use crate::options::FilterOptions;
@@ -62,15 +63,14 @@ pub fn check_filter(source: &str, options: &str) -> Result<String, JsError> {
             None,
         )
     };
-    let mut value = json::report(&report);
+    let mut value = shared::report(&report);
     if let Some(witness) = &witness {
-        value["witness_cost"] = witness.cost.into();
-        value["witness_complete"] = witness.complete.into();
+        shared::add_witness(&mut value, witness);
     }
     if options.explain
         && let Ok(tree) = ozcheck_analyzer::explain_expression(source, &env, &analyzer)
     {
-        value["explain"] = serde_json::Value::String(tree);
+        shared::add_explain(&mut value, &tree);
     }
     Ok(value.to_string())
 }
@@ -112,7 +112,7 @@ pub fn witness(source: &str, options: &str) -> Result<String, JsError> {
     let (_, witness) =
         ozcheck_analyzer::check_with_witness(source, &options.env(), &options.analyzer());
     Ok(witness
-        .map_or(serde_json::Value::Null, |w| json::witness(&w))
+        .map_or(serde_json::Value::Null, |w| shared::witness(&w))
         .to_string())
 }
 
@@ -138,7 +138,13 @@ pub fn evaluate(
         };
         let report = ozcheck_analyzer::check_filter(source, &options);
         if report.verdict == Verdict::Refused {
-            return Ok(json::refused(&report.diagnostics).to_string());
+            // As `ozcheck eval`: only the errors that keep the filter from running.
+            let errors: Vec<Diagnostic> = report
+                .diagnostics
+                .into_iter()
+                .filter(Diagnostic::is_error)
+                .collect();
+            return Ok(shared::refused(&errors).to_string());
         }
         report.cost
     } else {
@@ -146,7 +152,7 @@ pub fn evaluate(
     };
     let program = match syntax::parse(source, &ParseOptions::default()).and_then(Program::new) {
         Ok(program) => program,
-        Err(diagnostics) => return Ok(json::refused(&diagnostics).to_string()),
+        Err(diagnostics) => return Ok(shared::refused(&diagnostics).to_string()),
     };
     let clock = Arc::new(HostClock::new());
     let limits = Limits::with_clock_of(clock.clone())
@@ -155,20 +161,9 @@ pub fn evaluate(
     let started = clock.now_micros();
     let result = program.eval_event(&event, &limits);
     let elapsed_us = clock.now_micros().saturating_sub(started);
-    let estimate = estimate.map(|e| serde_json::json!({"min": e.min, "max": e.max}));
     let value = match result {
-        Ok(done) => serde_json::json!({"value": done.value.to_json(), "cost": done.cost,
-                                       "estimate": estimate, "elapsed_us": elapsed_us}),
-        Err(error) => {
-            let kind = match error {
-                EvalError::Stopped(Stop::CostLimit { .. }) => "cost-limit",
-                EvalError::Stopped(Stop::Deadline { .. }) => "deadline",
-                EvalError::Stopped(Stop::Memory { .. }) => "memory",
-                EvalError::Runtime { .. } => "runtime",
-            };
-            serde_json::json!({"error": {"kind": kind, "message": error.to_string(),
-                                         "cost": error.cost(), "elapsed_us": elapsed_us}})
-        }
+        Ok(done) => shared::evaluation(&done, estimate, elapsed_us),
+        Err(error) => shared::eval_error(&error),
     };
     Ok(value.to_string())
 }
@@ -179,11 +174,12 @@ pub fn evaluate(
 pub fn lint_text(text: &str, path: &str, config: &str) -> Result<String, JsError> {
     let config = options::lint_config(config)?;
     let report = ozcheck_lint::lint_text(path, text, &config);
-    Ok(ozcheck_lint::render::json(&[report]))
+    Ok(ozcheck_lint::render::json_value(&[report]).to_string())
 }
 
 /// Applies the safe fixes to one file's text and lints it again, up to the lint's rounds (what
-/// `ozcheck lint --fix` does to a file): `{"text": …, "applied": N, "diagnostics": […]}`.
+/// `ozcheck lint --fix` does to a file): the findings that remain as `lintText` gives them, with
+/// `text` (the fixed text) and `applied` (how many fixes).
 #[wasm_bindgen(js_name = fixText)]
 pub fn fix_text(text: &str, path: &str, config: &str) -> Result<String, JsError> {
     let config = options::lint_config(config)?;
@@ -191,18 +187,15 @@ pub fn fix_text(text: &str, path: &str, config: &str) -> Result<String, JsError>
     let context = ozcheck_lint::PluginContext::default();
     let fixed = ozcheck_lint::fix::fix(&[input], &context, &config);
     let Some(file) = fixed.into_iter().next() else {
-        return Ok(serde_json::json!({"text": text, "applied": 0, "diagnostics": []}).to_string());
+        let mut value = ozcheck_lint::render::json_value(&[]);
+        value["text"] = text.into();
+        value["applied"] = 0.into();
+        return Ok(value.to_string());
     };
-    let rendered: serde_json::Value = serde_json::from_str(&ozcheck_lint::render::json(
-        std::slice::from_ref(&file.report),
-    ))
-    .unwrap_or_default();
-    Ok(serde_json::json!({
-        "text": file.report.source.text,
-        "applied": file.applied,
-        "diagnostics": rendered["diagnostics"],
-    })
-    .to_string())
+    let mut value = ozcheck_lint::render::json_value(std::slice::from_ref(&file.report));
+    value["text"] = file.report.source.text.clone().into();
+    value["applied"] = file.applied.into();
+    Ok(value.to_string())
 }
 
 /// The rule catalogue: every rule's id, default level, summary and documentation sections.
