@@ -155,17 +155,25 @@ impl std::fmt::Debug for Limits {
 impl Default for Limits {
     /// The default cost limit, 250 ms, the system clock.
     fn default() -> Self {
-        Self {
-            cost: Some(crate::cost::table::DEFAULT_COST_LIMIT),
-            deadline: DEFAULT_DEADLINE,
-            clock: Arc::new(SystemClock::new()),
-            model: CostModel::FULL,
-            free_nanos_per_byte: FREE_NANOS_PER_BYTE,
-        }
+        Self::with_clock_of(Arc::new(SystemClock::new()))
     }
 }
 
 impl Limits {
+    /// The default cost limit and deadline with `clock`. Unlike [`Limits::default`] this never
+    /// reads the system clock, which a host without one (WebAssembly in a browser or Node,
+    /// where `std::time::Instant` panics) must avoid: every limit built inside the analyzer
+    /// (constant folding, the witness search) starts here.
+    pub fn with_clock_of(clock: Arc<dyn Clock>) -> Self {
+        Self {
+            cost: Some(crate::cost::table::DEFAULT_COST_LIMIT),
+            deadline: DEFAULT_DEADLINE,
+            clock,
+            model: CostModel::FULL,
+            free_nanos_per_byte: FREE_NANOS_PER_BYTE,
+        }
+    }
+
     /// Sets the cost limit (`None` = no cost limit).
     #[must_use]
     pub fn with_cost(mut self, cost: Option<u64>) -> Self {

@@ -285,7 +285,7 @@ pub(crate) fn constant_value(ast: &Ast, id: NodeId) -> Option<Value> {
         deadline: std::time::Duration::from_secs(3600),
         clock: Arc::new(ManualClock::new()),
         model: crate::cost::CostModel::default(),
-        ..Limits::default()
+        ..Limits::with_clock_of(Arc::new(ManualClock::new()))
     };
     let activation = Activation::new();
     let mut interp = interp::Interp::new(&program, &activation, Meter::new(&limits));

@@ -278,7 +278,7 @@ impl<'a> Search<'a> {
             deadline: Duration::from_secs(24 * 3600),
             clock: Arc::new(ManualClock::new()),
             model: self.model,
-            ..Limits::default()
+            ..Limits::with_clock_of(Arc::new(ManualClock::new()))
         };
         match self.program.eval_event(event, &limits) {
             Ok(done) => Outcome {
