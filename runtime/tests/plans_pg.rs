@@ -166,15 +166,16 @@ async fn routing_reads_rows_in_proportion(pg: &pg::TestPg, options: &str, mode: 
         done.unwrap();
     }
     // Many more rows beside them, as a day of work leaves: waits (open, on subjects and jobs of
-    // their own) and events, copied from the rows the runtime wrote.
+    // their own, looked back as every registered wait is: an unmarked one would be looked back
+    // by the next start) and events, copied from the rows the runtime wrote.
     sqlx::raw_sql(AssertSqlSafe(format!(
         "INSERT INTO jobs (id, started_at, start_seq, deadline, runtime, shadow, sandboxed) \
            SELECT 'f' || g, started_at, start_seq, deadline, runtime, shadow, sandboxed \
            FROM jobs, generate_series(1, {FILLER}) AS g WHERE id = 'j0'; \
          INSERT INTO waits (name, job_id, source, subject, types, filter, timeout_ms, since, \
-           after_seq, created_at, deadline) \
+           after_seq, created_at, deadline, looked_back) \
            SELECT name, 'f' || g, source, 'f' || g, types, filter, timeout_ms, since, \
-           after_seq, created_at, deadline \
+           after_seq, created_at, deadline, looked_back \
            FROM waits, generate_series(1, {FILLER}) AS g WHERE job_id = 'j0'; \
          INSERT INTO events (source, event_id, type, action, subject, text, attributes, \
            received_at) \
