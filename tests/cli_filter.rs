@@ -181,6 +181,46 @@ fn the_witness_of_a_refused_filter_replays_to_the_cost_limit() {
     assert!(witness <= max && witness * 2 > max, "{v}");
 }
 
+/// A witness written at bounds other than the defaults replays when `eval` is given the same
+/// bounds (it refused the 20,000-byte text as over its default 16 KiB), and the static check of
+/// `eval` estimates for those bounds.
+#[test]
+fn a_witness_at_other_bounds_replays_with_the_same_bounds() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("w.json");
+    let file = path.to_str().expect("utf-8 path");
+    let filter = "event.text.size() > 10 && event.text.contains('x')";
+    let (code, v) = json(&["--max-text", "20000", "--witness", file, filter]);
+    assert_eq!(code, 0, "{v}");
+    let witness = v["witness_cost"].as_u64().expect("witness_cost");
+    let max = v["cost"]["max"].as_u64().expect("max");
+    let event: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).expect("witness file")).expect("JSON");
+    assert!(
+        event["text"].as_str().expect("text").len() > 16 * 1024,
+        "{event}"
+    );
+    // At the default bounds the event is refused as too large: a usage error.
+    let (code, _, stderr) = ozcheck(&["eval", "--event", file, filter]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("over its bound"), "{stderr}");
+    // With the witness's bounds it runs, at the witness's cost, within the same estimate.
+    let (code, stdout, stderr) = ozcheck(&[
+        "eval",
+        "--format",
+        "json",
+        "--max-text",
+        "20000",
+        "--event",
+        file,
+        filter,
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let out: serde_json::Value = serde_json::from_str(&stdout).expect("one JSON object");
+    assert_eq!(out["cost"].as_u64(), Some(witness), "{out}");
+    assert_eq!(out["estimate"]["max"].as_u64(), Some(max), "{out}");
+}
+
 /// Issue 33, item 3, as a user meets it: the witness of a refused filter that sorts or
 /// de-duplicates the parts of the text replays to the cost limit (it stayed far under it), the
 /// witness of an accepted filter over strings replays without a runtime error (it had integers

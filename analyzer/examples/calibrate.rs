@@ -1,8 +1,8 @@
 //! Calibrates the cost unit: the worst nanoseconds per charged unit over the hostile
 //! generator's output (`ozcheck_analyzer::hostile`) and the held cases of docs/cost-model.md
 //! (the issue 33 classes: long keys looked up and built into maps, nested optionals, the
-//! regex, sort and concatenation amplifiers), each evaluated at the default cost limit by the
-//! real clock. The goal is at most 100 ns a unit, so that the default limit of 1,000,000 units
+//! regex, sort and concatenation amplifiers, runtime errors quoting wide characters), each
+//! evaluated at the default cost limit by the real clock. The goal is at most 100 ns a unit, so that the default limit of 1,000,000 units
 //! ends far inside the 250 ms deadline.
 //!
 //! `nice -n 10 cargo run --release -p ozcheck-analyzer --example calibrate -- [CASES] [FIRST_SEED]`
@@ -61,7 +61,21 @@ fn held() -> Vec<(String, serde_json::Value)> {
     cases.push("event.text.split('').distinct().size() > 0".into());
     cases.push("event.text.lowerAscii().upperAscii() == event.text".into());
     cases.push("[event.text].map(x, x + x).map(x, x + x).map(x, x + x)[0].size() > 0".into());
-    cases.into_iter().map(|c| (c, long_event.clone())).collect()
+    let mut held: Vec<(String, serde_json::Value)> =
+        cases.into_iter().map(|c| (c, long_event.clone())).collect();
+    // Runtime errors absorbed by `||` or `exists` on every step, each quoting a subject of
+    // characters outside ASCII (an error message's escaping once cost µs per character).
+    let mut wide = long_event;
+    wide["subject"] = serde_json::Value::String("\u{1f389}".repeat(15));
+    for case in [
+        "lists.range(111109).all(i, timestamp(0).getHours(event.subject) >= 0 || true)",
+        "event.text.split('').exists(c, timestamp(0).getHours(event.subject) == 9)",
+        "event.text.split('').exists(c, int(event.subject) == 1)",
+        "lists.range(100000).all(i, duration(event.subject) > duration('0s') || true)",
+    ] {
+        held.push((case.to_owned(), wide.clone()));
+    }
+    held
 }
 
 /// The fastest of three evaluations at the default limit: its time, cost and how it ended.

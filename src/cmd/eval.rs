@@ -27,6 +27,17 @@ pub struct EvalArgs {
     /// The wall-clock budget of the evaluation, in milliseconds.
     #[arg(long, value_name = "MS", default_value_t = 250)]
     pub deadline_ms: u64,
+    /// Largest `event.text` of the source, in bytes: the event may be no larger, and the static
+    /// check estimates for it (as `ozcheck filter --max-text`, so that a witness written at other
+    /// bounds replays).
+    #[arg(long, value_name = "BYTES", default_value_t = EventBounds::DEFAULT.text)]
+    pub max_text: u64,
+    /// Largest `event.attributes` of the source (compact JSON), in bytes.
+    #[arg(long, value_name = "BYTES", default_value_t = EventBounds::DEFAULT.attributes)]
+    pub max_attributes: u64,
+    /// Largest header field (`event.id`, `source`, `type`, `action`, `subject`), in bytes.
+    #[arg(long, value_name = "BYTES", default_value_t = EventBounds::DEFAULT.header_field)]
+    pub max_header: u64,
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Full)]
     pub format: Format,
@@ -46,11 +57,16 @@ pub enum Format {
 /// This is the one place the CLI wires the analyzer's save-time check into `eval`: a refused
 /// filter is not evaluated, and an accepted one reports the estimator's range (none until the
 /// estimator fills `Report::cost`).
-pub fn static_check(source: &str, limit: u64) -> Result<Option<CostRange>, Vec<Diagnostic>> {
-    let options = Options {
+pub fn static_check(
+    source: &str,
+    limit: u64,
+    bounds: EventBounds,
+) -> Result<Option<CostRange>, Vec<Diagnostic>> {
+    let mut options = Options {
         limit: if limit == 0 { u64::MAX } else { limit },
         ..Options::default()
     };
+    options.bounds = bounds;
     let report = ozcheck_analyzer::check_filter(source, &options);
     match report.verdict {
         Verdict::Accepted => Ok(report.cost),
@@ -71,7 +87,12 @@ pub fn run(args: &EvalArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let event = match Event::from_json(&text, &EventBounds::DEFAULT) {
+    let bounds = EventBounds {
+        text: args.max_text,
+        attributes: args.max_attributes,
+        header_field: args.max_header,
+    };
+    let event = match Event::from_json(&text, &bounds) {
         Ok(event) => event,
         Err(e) => {
             eprintln!("error: {}: {e}", args.event.display());
@@ -81,7 +102,7 @@ pub fn run(args: &EvalArgs) -> ExitCode {
     let estimate = if args.no_static_check {
         None
     } else {
-        match static_check(&args.expr, args.limit) {
+        match static_check(&args.expr, args.limit, bounds) {
             Ok(estimate) => estimate,
             Err(diagnostics) => return refuse(&args.expr, &diagnostics, args.format),
         }
