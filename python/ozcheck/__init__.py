@@ -31,9 +31,11 @@ __all__ = [
     "LintReport",
     "MemoryLimitExceeded",
     "OzcheckError",
+    "Program",
     "Refused",
     "Witness",
     "check_filter",
+    "compile",
     "evaluate",
     "lint",
     "lint_text",
@@ -53,7 +55,11 @@ class OzcheckError(Exception):
 
 
 class Refused(OzcheckError):
-    """The expression does not compile, or the static check refuses it: it was not evaluated."""
+    """The expression does not compile, or the static check refuses it: it was not evaluated.
+
+    ``.report`` is the static check's FilterReport when ``compile`` raised it (else None)."""
+
+    report: Optional["FilterReport"] = None
 
 
 class CostLimitExceeded(OzcheckError):
@@ -142,7 +148,7 @@ class _Json:
 
     def to_dict(self) -> Dict[str, Any]:
         """The same JSON as a fresh dict."""
-        return json.loads(self._json)
+        return json.loads(self.to_json())
 
 
 @dataclass(frozen=True)
@@ -218,7 +224,13 @@ class Evaluation(_Json):
     estimate: Optional[Dict[str, int]]
     elapsed_us: int
     cost_model_version: int
-    _json: str = field(repr=False)
+    # The JSON text, or (from Program.evaluate) the extension's handle that writes it on demand.
+    _json: Any = field(repr=False, compare=False)
+
+    def to_json(self) -> str:
+        """The JSON text ``ozcheck eval --format json`` prints for the same call (no final newline)."""
+        text = self._json
+        return text if isinstance(text, str) else text.json()
 
 
 @dataclass(frozen=True)
@@ -261,7 +273,12 @@ class Event:
     def __init__(self, event: Union[str, bytes, Mapping[str, Any]], *,
                  bounds: Union[Bounds, Mapping[str, int], None] = None) -> None:
         if isinstance(event, Mapping):
-            text = json.dumps(event, separators=(",", ":"), ensure_ascii=False)
+            try:
+                # allow_nan=False: NaN and infinities are not JSON, and the strict reader would
+                # refuse them anyway; a dict too deep for the encoder is refused here too.
+                text = json.dumps(event, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+            except (ValueError, RecursionError) as e:
+                raise OzcheckError(f"event: {e}") from None
         else:
             text = _text(event, "event")
         b = _bounds(bounds)
@@ -309,6 +326,111 @@ def witness(expr: Union[str, bytes], *, bounds: Union[Bounds, Mapping[str, int],
     d = json.loads(witness_text)
     return Witness(d["event"], d["cost"], d["complete"], d["evaluations"], report,
                    d["cost_model_version"], witness_text)
+
+
+_new = object.__new__
+_setattr = object.__setattr__
+
+
+def _event(event: Union[Event, str, bytes, Mapping[str, Any]]) -> "_ozcheck.Event":
+    """The extension's event: an Event's own, else the event read now with the default bounds."""
+    if isinstance(event, Event):
+        return event._event
+    return Event(event)._event
+
+
+class Program:
+    """A filter compiled once by ``ozcheck.compile``: parsed, checked and estimated, ready to
+    evaluate any number of times. Immutable: several threads may evaluate one Program at once
+    (each evaluation has its own meter, and releases the GIL while it runs)."""
+
+    __slots__ = ("_compiled", "expr", "report", "limit", "_estimate")
+
+    def __init__(self) -> None:
+        raise TypeError("use ozcheck.compile() to make a Program")
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError("a Program is immutable")
+
+    def __repr__(self) -> str:
+        return f"Program({self.expr!r})"
+
+    @property
+    def estimate(self) -> Optional[Dict[str, int]]:
+        """The static cost range ``{"min", "max"}``, None when compiled with static_check=False."""
+        return None if self._estimate is None else {"min": self._estimate[0], "max": self._estimate[1]}
+
+    def evaluate(self, event: Union[Event, str, bytes, Mapping[str, Any]], *,
+                 limit: Optional[int] = None, deadline_ms: int = 250) -> Evaluation:
+        """Evaluates the program over ``event`` (an Event bound once, JSON text or a dict) with the
+        metered evaluator: ``ozcheck.evaluate(expr, event, ...)``'s answer without its parse,
+        check and estimate. ``limit`` defaults to the one compiled with (0: no cost limit).
+
+        Raises the subclass of OzcheckError that names the limit that stopped it."""
+        bound = event._event if type(event) is Event else _event(event)
+        if limit is None:
+            limit = self.limit
+        elif type(limit) is not int:
+            limit = _int(limit, "limit")
+        if type(deadline_ms) is not int:
+            deadline_ms = _int(deadline_ms, "deadline_ms")
+        try:
+            value, cost, elapsed_us, rendered, error = self._compiled.evaluate(bound, limit, deadline_ms)
+        except OverflowError:
+            # A negative or over-64-bit int: say which argument, as the other calls do.
+            _int(limit, "limit")
+            _int(deadline_ms, "deadline_ms")
+            raise ValueError("limit and deadline_ms must be below 2**64") from None
+        if error is not None:
+            d = json.loads(error)
+            raise _ERRORS.get(d["error"]["kind"], OzcheckError)(d["error"]["message"], d)
+        estimate = self._estimate
+        # The frozen dataclass's __init__ sets six fields one by one through object.__setattr__,
+        # which doubles the Python side of a small filter's call; one __dict__ is the same object.
+        done = _new(Evaluation)
+        _setattr(done, "__dict__", {
+            "value": value, "cost": cost,
+            "estimate": None if estimate is None else {"min": estimate[0], "max": estimate[1]},
+            "elapsed_us": elapsed_us, "cost_model_version": COST_MODEL_VERSION, "_json": rendered})
+        return done
+
+
+def compile(expr: Union[str, bytes], *, bounds: Union[Bounds, Mapping[str, int], None] = None,
+            limit: int = DEFAULT_COST_LIMIT, extensions: Union[str, Sequence[str], None] = None,
+            context: str = "filter", static_check: bool = True) -> Program:
+    """Compiles a filter once for many evaluations (``Program.evaluate``).
+
+    The static check is ``check_filter``'s with the same arguments (``limit=0``: no limit); a
+    filter it refuses raises ``Refused`` (``.report`` is the FilterReport, ``.details`` what
+    ``evaluate`` would have raised), as does one that does not parse. ``static_check=False``
+    only parses it (``.report`` and ``.estimate`` are None), as ``evaluate(static_check=False)``."""
+    source = _text(expr, "expr")
+    b = _bounds(bounds)
+    if not isinstance(context, str):
+        raise TypeError("context must be a str")
+    limit = _int(limit, "limit")
+    try:
+        compiled, report_text, refused_text = _ozcheck.compile(
+            source, limit, _int(b.text, "bounds.text"), _int(b.attributes, "bounds.attributes"),
+            _int(b.header_field, "bounds.header_field"), context, _extensions(extensions),
+            bool(static_check))
+    except OverflowError:
+        raise ValueError("limit and bounds must be below 2**64") from None
+    except ValueError as e:
+        raise OzcheckError(str(e)) from None
+    report = None if report_text is None else FilterReport._from(report_text, source)
+    if compiled is None:
+        d = json.loads(refused_text)
+        refused = Refused(d["error"]["message"], d)
+        refused.report = report
+        raise refused
+    program = object.__new__(Program)
+    object.__setattr__(program, "_compiled", compiled)
+    object.__setattr__(program, "expr", source)
+    object.__setattr__(program, "report", report)
+    object.__setattr__(program, "limit", limit)
+    object.__setattr__(program, "_estimate", compiled.estimate)
+    return program
 
 
 def evaluate(expr: Union[str, bytes], event: Union[Event, str, bytes, Mapping[str, Any]], *,
