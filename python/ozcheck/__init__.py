@@ -126,6 +126,10 @@ def _int(value: Any, what: str) -> int:
         raise TypeError(f"{what} must be an int, not {type(value).__name__}")
     if value < 0:
         raise ValueError(f"{what} must not be negative")
+    if value >= 1 << 64:
+        # The extension takes 64-bit counts; past them PyO3 would raise OverflowError, which
+        # is no ValueError.
+        raise ValueError(f"{what} must be below 2**64")
     return value
 
 
@@ -380,7 +384,7 @@ class Program:
             # A negative or over-64-bit int: say which argument, as the other calls do.
             _int(limit, "limit")
             _int(deadline_ms, "deadline_ms")
-            raise ValueError("limit and deadline_ms must be below 2**64") from None
+            raise
         if error is not None:
             d = json.loads(error)
             raise _ERRORS.get(d["error"]["kind"], OzcheckError)(d["error"]["message"], d)
@@ -414,8 +418,6 @@ def compile(expr: Union[str, bytes], *, bounds: Union[Bounds, Mapping[str, int],
             source, limit, _int(b.text, "bounds.text"), _int(b.attributes, "bounds.attributes"),
             _int(b.header_field, "bounds.header_field"), context, _extensions(extensions),
             bool(static_check))
-    except OverflowError:
-        raise ValueError("limit and bounds must be below 2**64") from None
     except ValueError as e:
         raise OzcheckError(str(e)) from None
     report = None if report_text is None else FilterReport._from(report_text, source)

@@ -1,6 +1,6 @@
 """The extension module: JSON text in the CLI's shapes; the typed API is in ozcheck/__init__.py."""
 
-from typing import List, Optional, Tuple
+from typing import Any, List, Optional, Tuple
 
 COST_MODEL_VERSION: int
 DEFAULT_COST_LIMIT: int
@@ -11,6 +11,19 @@ DEFAULT_HEADER_FIELD: int
 class Event:
     def __init__(self, json: str, text: int, attributes: int, header_field: int) -> None: ...
 
+class Rendered:
+    def json(self) -> str: ...
+
+class Compiled:
+    """Immutable: threads may evaluate one at once."""
+    @property
+    def estimate(self) -> Optional[Tuple[int, int]]: ...
+    def evaluate(self, event: Event, limit: int, deadline_ms: int
+                 ) -> Tuple[Optional[Any], int, int, Optional[Rendered], Optional[str]]: ...
+
+def compile(expr: str, limit: int, text: int, attributes: int, header_field: int, context: str,
+            extensions: Optional[str], static_check: bool
+            ) -> Tuple[Optional[Compiled], Optional[str], Optional[str]]: ...
 def check_filter(expr: str, limit: int, text: int, attributes: int, header_field: int,
                  context: str, extensions: Optional[str], explain: bool) -> str: ...
 def witness(expr: str, limit: int, text: int, attributes: int, header_field: int,

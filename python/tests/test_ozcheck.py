@@ -135,6 +135,8 @@ def test_hostile_input_raises_never_crashes():
     lambda: ozcheck.check_filter(1),
     lambda: ozcheck.check_filter("true", limit="1"),
     lambda: ozcheck.check_filter("true", limit=-1),
+    lambda: ozcheck.check_filter("true", limit=2 ** 64),
+    lambda: ozcheck.witness("true", bounds={"text": 2 ** 64}),
     lambda: ozcheck.check_filter("true", bounds=3),
     lambda: ozcheck.check_filter("true", bounds={"nope": 1}),
     lambda: ozcheck.check_filter("true", extensions=3),
@@ -361,8 +363,10 @@ def test_program_hostile_input_raises_never_crashes():
     for wrong in ([SMALL], 3, None, 1.5):
         with pytest.raises(TypeError):
             program.evaluate(wrong)
+    # Refused before serialising (json.dumps would write the non-JSON token NaN), with a
+    # message that names the float, not a column of text the caller never wrote.
     for nan in (float("nan"), float("inf")):
-        with pytest.raises(ozcheck.OzcheckError):
+        with pytest.raises(ozcheck.OzcheckError, match="float"):
             program.evaluate(dict(SMALL, attributes={"x": nan}))
     with pytest.raises(ozcheck.OzcheckError):
         program.evaluate('{"id":"1","source":"s","type":"t","action":"a","subject":"x","text":"",'
