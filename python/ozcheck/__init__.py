@@ -332,10 +332,6 @@ def witness(expr: Union[str, bytes], *, bounds: Union[Bounds, Mapping[str, int],
                    d["cost_model_version"], witness_text)
 
 
-_new = object.__new__
-_setattr = object.__setattr__
-
-
 def _event(event: Union[Event, str, bytes, Mapping[str, Any]]) -> "_ozcheck.Event":
     """The extension's event: an Event's own, else the event read now with the default bounds."""
     if isinstance(event, Event):
@@ -343,60 +339,18 @@ def _event(event: Union[Event, str, bytes, Mapping[str, Any]]) -> "_ozcheck.Even
     return Event(event)._event
 
 
-class Program:
-    """A filter compiled once by ``ozcheck.compile``: parsed, checked and estimated, ready to
-    evaluate any number of times. Immutable: several threads may evaluate one Program at once
-    (each evaluation has its own meter, and releases the GIL while it runs)."""
+def _stopped(text: str) -> OzcheckError:
+    """The exception for an evaluation error in the JSON ``ozcheck eval`` prints."""
+    d = json.loads(text)
+    return _ERRORS.get(d["error"]["kind"], OzcheckError)(d["error"]["message"], d)
 
-    __slots__ = ("_compiled", "expr", "report", "limit", "_estimate")
 
-    def __init__(self) -> None:
-        raise TypeError("use ozcheck.compile() to make a Program")
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        raise AttributeError("a Program is immutable")
-
-    def __repr__(self) -> str:
-        return f"Program({self.expr!r})"
-
-    @property
-    def estimate(self) -> Optional[Dict[str, int]]:
-        """The static cost range ``{"min", "max"}``, None when compiled with static_check=False."""
-        return None if self._estimate is None else {"min": self._estimate[0], "max": self._estimate[1]}
-
-    def evaluate(self, event: Union[Event, str, bytes, Mapping[str, Any]], *,
-                 limit: Optional[int] = None, deadline_ms: int = 250) -> Evaluation:
-        """Evaluates the program over ``event`` (an Event bound once, JSON text or a dict) with the
-        metered evaluator: ``ozcheck.evaluate(expr, event, ...)``'s answer without its parse,
-        check and estimate. ``limit`` defaults to the one compiled with (0: no cost limit).
-
-        Raises the subclass of OzcheckError that names the limit that stopped it."""
-        bound = event._event if type(event) is Event else _event(event)
-        if limit is None:
-            limit = self.limit
-        elif type(limit) is not int:
-            limit = _int(limit, "limit")
-        if type(deadline_ms) is not int:
-            deadline_ms = _int(deadline_ms, "deadline_ms")
-        try:
-            value, cost, elapsed_us, rendered, error = self._compiled.evaluate(bound, limit, deadline_ms)
-        except OverflowError:
-            # A negative or over-64-bit int: say which argument, as the other calls do.
-            _int(limit, "limit")
-            _int(deadline_ms, "deadline_ms")
-            raise
-        if error is not None:
-            d = json.loads(error)
-            raise _ERRORS.get(d["error"]["kind"], OzcheckError)(d["error"]["message"], d)
-        estimate = self._estimate
-        # The frozen dataclass's __init__ sets six fields one by one through object.__setattr__,
-        # which doubles the Python side of a small filter's call; one __dict__ is the same object.
-        done = _new(Evaluation)
-        _setattr(done, "__dict__", {
-            "value": value, "cost": cost,
-            "estimate": None if estimate is None else {"min": estimate[0], "max": estimate[1]},
-            "elapsed_us": elapsed_us, "cost_model_version": COST_MODEL_VERSION, "_json": rendered})
-        return done
+# A filter compiled once by ``compile``: parsed, checked and estimated; ``evaluate(event, *,
+# limit=None, deadline_ms=250)`` evaluates it. Immutable: several threads may evaluate one
+# Program at once (each evaluation has its own meter and releases the GIL while it runs). The
+# class is the extension's (``_ozcheck.Program``): a Python wrapper cost as much again as the
+# evaluation of a small filter.
+Program = _ozcheck.Program
 
 
 def compile(expr: Union[str, bytes], *, bounds: Union[Bounds, Mapping[str, int], None] = None,
@@ -426,13 +380,9 @@ def compile(expr: Union[str, bytes], *, bounds: Union[Bounds, Mapping[str, int],
         refused = Refused(d["error"]["message"], d)
         refused.report = report
         raise refused
-    program = object.__new__(Program)
-    object.__setattr__(program, "_compiled", compiled)
-    object.__setattr__(program, "expr", source)
-    object.__setattr__(program, "report", report)
-    object.__setattr__(program, "limit", limit)
-    object.__setattr__(program, "_estimate", compiled.estimate)
-    return program
+    if report is not None:
+        _ozcheck.set_report(compiled, report)
+    return compiled
 
 
 def evaluate(expr: Union[str, bytes], event: Union[Event, str, bytes, Mapping[str, Any]], *,

@@ -15,8 +15,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use pyo3::exceptions::PyValueError;
+use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList};
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyDict, PyInt, PyList};
 
 use ozcheck_analyzer::check::Env;
 use ozcheck_analyzer::eval::{self, Key, Limits, Program, SystemClock, Value};
@@ -152,6 +154,9 @@ impl Event {
     }
 }
 
+/// The deadline of an evaluation that names none (`ozcheck.evaluate`'s default).
+const DEFAULT_DEADLINE_MS: u64 = 250;
+
 /// The limits of one evaluation: `limit` cost units (0: none) and `deadline_ms`, on a clock
 /// started now.
 fn limits(limit: u64, deadline_ms: u64) -> Limits {
@@ -160,13 +165,25 @@ fn limits(limit: u64, deadline_ms: u64) -> Limits {
         .with_deadline(Duration::from_millis(deadline_ms))
 }
 
-/// A filter parsed, checked and estimated once, evaluated any number of times. It is immutable
-/// (`frozen`): several threads may evaluate one program at once, each with its own meter.
-#[pyclass(frozen, module = "ozcheck._ozcheck")]
+/// `ozcheck.Program`: a filter parsed, checked and estimated once, evaluated any number of
+/// times. It is immutable (`frozen`; the report is set once, by `compile`): several threads may
+/// evaluate one program at once, each with its own meter.
+///
+/// The whole of `evaluate` is here rather than in the Python layer: a Python wrapper (argument
+/// checks, building the `Evaluation`) cost as much again as a small filter's evaluation. The
+/// Python layer is still called for what is rare: reading an event that is not an `Event`,
+/// checking an argument that is not a plain int, and building the exception of a stopped run.
+#[pyclass(frozen, name = "Program", module = "ozcheck")]
 struct Compiled {
     program: Program,
     /// The static estimate (`None` when compiled without the static check).
     estimate: Option<CostRange>,
+    /// The cost limit an evaluation gets by default (0: none).
+    limit: u64,
+    /// The source.
+    expr: String,
+    /// The static check's `FilterReport` (unset without the static check).
+    report: PyOnceLock<Py<PyAny>>,
 }
 
 /// Compiles `expr` as `ozcheck.evaluate` prepares it: the static check under `limit` (0: no
@@ -208,65 +225,157 @@ fn compile(
             (None, None)
         };
         match syntax::parse(&expr, &ParseOptions::default()).and_then(Program::new) {
-            Ok(program) => (Some(Compiled { program, estimate }), report, None),
+            Ok(program) => (
+                Some(Compiled {
+                    program,
+                    estimate,
+                    limit,
+                    expr,
+                    report: PyOnceLock::new(),
+                }),
+                report,
+                None,
+            ),
             Err(diagnostics) => (None, report, Some(json::refused(&diagnostics).to_string())),
         }
     }))
 }
 
-/// What `Compiled::evaluate` returns: the value, its metered cost, the elapsed microseconds
-/// and the report's JSON (rendered on demand), or, when refused or stopped, the error's JSON.
-type Outcome = (
-    Option<Py<PyAny>>,
-    u64,
-    u64,
-    Option<Rendered>,
-    Option<String>,
-);
+/// The package's Python objects that a compiled program's evaluation uses, imported once.
+static EVALUATION: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+static READ_EVENT: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+static CHECK_INT: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+static STOPPED: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+
+/// The extension's event for `event`: an `Event` of the extension or of the package as it is,
+/// else read now by the package (`ozcheck._event`: JSON text, bytes or a dict, or a `TypeError`).
+fn bound_event<'py>(py: Python<'py>, event: &Bound<'py, PyAny>) -> PyResult<Bound<'py, Event>> {
+    if let Ok(event) = event.cast::<Event>() {
+        return Ok(event.clone());
+    }
+    if let Ok(inner) = event.getattr(intern!(py, "_event")) {
+        if let Ok(inner) = inner.cast_into::<Event>() {
+            return Ok(inner);
+        }
+    }
+    let read = READ_EVENT.import(py, "ozcheck", "_event")?;
+    Ok(read.call1((event,))?.cast_into::<Event>()?)
+}
+
+/// A count argument: a plain int that fits 64 bits as it is; anything else through the
+/// package's own check, which raises the `TypeError` or `ValueError` that names the argument.
+fn count(py: Python<'_>, value: &Bound<'_, PyAny>, what: &str) -> PyResult<u64> {
+    if value.is_exact_instance_of::<PyInt>() {
+        if let Ok(n) = value.extract::<u64>() {
+            return Ok(n);
+        }
+    }
+    let check = CHECK_INT.import(py, "ozcheck", "_int")?;
+    check.call1((value, what))?.extract()
+}
 
 #[pymethods]
 impl Compiled {
-    /// Evaluates over `event` within `limit` (0: no cost limit) and `deadline_ms`, the GIL
-    /// released while it runs.
-    fn evaluate(
+    /// Evaluates over `event` within `limit` (default: the compiled limit; 0: no cost limit)
+    /// and `deadline_ms`, the GIL released while it runs: an `ozcheck.Evaluation`, or the
+    /// exception of what stopped it.
+    #[pyo3(signature = (event, *, limit = None, deadline_ms = None))]
+    fn evaluate<'py>(
         &self,
-        py: Python<'_>,
-        event: &Event,
-        limit: u64,
-        deadline_ms: u64,
-    ) -> PyResult<Outcome> {
-        let result = py.detach(|| {
+        py: Python<'py>,
+        event: &Bound<'py, PyAny>,
+        limit: Option<&Bound<'py, PyAny>>,
+        deadline_ms: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let event = Arc::clone(&bound_event(py, event)?.get().event);
+        let limit = match limit {
+            None => self.limit,
+            Some(value) => count(py, value, "limit")?,
+        };
+        let deadline_ms = match deadline_ms {
+            None => DEFAULT_DEADLINE_MS,
+            Some(value) => count(py, value, "deadline_ms")?,
+        };
+        let (result, elapsed_us) = py.detach(|| {
             let limits = limits(limit, deadline_ms);
             let started = Instant::now();
-            let result = self.program.eval_event(&event.event, &limits);
+            let result = self.program.eval_event(&event, &limits);
             (result, started.elapsed().as_micros() as u64)
         });
-        match result {
-            (Ok(done), elapsed_us) => {
-                let value = to_python(py, &done.value)?;
-                let cost = done.cost;
-                let rendered = Rendered {
-                    done,
-                    estimate: self.estimate,
-                    elapsed_us,
-                };
-                Ok((Some(value), cost, elapsed_us, Some(rendered), None))
+        let done = match result {
+            Ok(done) => done,
+            Err(error) => {
+                let stopped = STOPPED.import(py, "ozcheck", "_stopped")?;
+                let error = stopped.call1((json::eval_error(&error).to_string(),))?;
+                return Err(PyErr::from_value(error));
             }
-            (Err(error), elapsed_us) => Ok((
-                None,
-                error.cost(),
-                elapsed_us,
-                None,
-                Some(json::eval_error(&error).to_string()),
-            )),
-        }
+        };
+        // The frozen dataclass's __init__ sets each field through object.__setattr__; filling
+        // a fresh instance's __dict__ makes the same object for a fraction of the time.
+        let class = EVALUATION.import(py, "ozcheck", "Evaluation")?;
+        let evaluation = class.call_method1(intern!(py, "__new__"), (class,))?;
+        let fields = evaluation
+            .getattr(intern!(py, "__dict__"))?
+            .cast_into::<PyDict>()?;
+        fields.set_item(intern!(py, "value"), to_python(py, &done.value)?)?;
+        fields.set_item(intern!(py, "cost"), done.cost)?;
+        fields.set_item(intern!(py, "estimate"), self.estimate(py)?)?;
+        fields.set_item(intern!(py, "elapsed_us"), elapsed_us)?;
+        fields.set_item(
+            intern!(py, "cost_model_version"),
+            ozcheck_analyzer::cost::COST_MODEL_VERSION,
+        )?;
+        let rendered = Rendered {
+            done,
+            estimate: self.estimate,
+            elapsed_us,
+        };
+        fields.set_item(intern!(py, "_json"), Py::new(py, rendered)?)?;
+        Ok(evaluation)
     }
 
-    /// The static estimate as `(min, max)`, `None` without the static check.
+    /// The static cost range `{"min", "max"}` (a fresh dict), `None` without the static check.
     #[getter]
-    fn estimate(&self) -> Option<(u64, u64)> {
-        self.estimate.map(|e| (e.min, e.max))
+    fn estimate<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
+        let Some(estimate) = self.estimate else {
+            return Ok(None);
+        };
+        let range = PyDict::new(py);
+        range.set_item(intern!(py, "min"), estimate.min)?;
+        range.set_item(intern!(py, "max"), estimate.max)?;
+        Ok(Some(range))
     }
+
+    /// The cost limit an evaluation gets by default (0: none).
+    #[getter]
+    fn limit(&self) -> u64 {
+        self.limit
+    }
+
+    /// The expression.
+    #[getter]
+    fn expr(&self) -> &str {
+        &self.expr
+    }
+
+    /// The static check's `FilterReport`, `None` when compiled without it.
+    #[getter]
+    fn report(&self, py: Python<'_>) -> Option<Py<PyAny>> {
+        self.report.get(py).map(|r| r.clone_ref(py))
+    }
+
+    fn __repr__(&self) -> String {
+        format!("Program({:?})", self.expr)
+    }
+}
+
+/// Sets a program's report once (`ozcheck.compile` builds it from the JSON text).
+#[pyfunction]
+fn set_report(py: Python<'_>, program: &Compiled, report: Py<PyAny>) -> PyResult<()> {
+    program
+        .report
+        .set(py, report)
+        .map_err(|_| PyValueError::new_err("the program's report is already set"))
 }
 
 /// A finished evaluation kept to write its JSON report only if asked: most callers want the
@@ -430,6 +539,7 @@ fn _ozcheck(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Compiled>()?;
     m.add_class::<Rendered>()?;
     m.add_function(wrap_pyfunction!(compile, m)?)?;
+    m.add_function(wrap_pyfunction!(set_report, m)?)?;
     m.add_function(wrap_pyfunction!(check_filter, m)?)?;
     m.add_function(wrap_pyfunction!(witness, m)?)?;
     m.add_function(wrap_pyfunction!(evaluate, m)?)?;

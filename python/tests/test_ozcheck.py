@@ -287,6 +287,9 @@ def test_program_report_estimate_and_refusal():
         program.limit = 1
     with pytest.raises(TypeError):
         ozcheck.Program()
+    # The report is set once, by compile: the extension refuses to replace it.
+    with pytest.raises(ValueError):
+        ozcheck._ozcheck.set_report(program, None)
     with pytest.raises(ozcheck.Refused) as refused:
         ozcheck.compile(NESTED)
     assert refused.value.report.verdict == "refused"
