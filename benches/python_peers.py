@@ -64,8 +64,10 @@ def quiet(fn, key):
         except Exception as e:  # noqa: BLE001 - a limit stopping the call is a result here
             FAILED.setdefault(key, f"{type(e).__name__}: {str(e)[:80]}")
             return
-        # celpy returns some errors as values (CELEvalError) rather than raising them.
-        if "Error" in type(value).__name__:
+        # celpy returns some errors as values (CELEvalError), cel-expr-python as a Value of
+        # type ERROR, rather than raising them.
+        kind = getattr(value, "type", None)
+        if "Error" in type(value).__name__ or (callable(kind) and str(kind()) == "ERROR"):
             FAILED.setdefault(key, f"{type(value).__name__}: {str(value)[:80]}")
     return call
 
