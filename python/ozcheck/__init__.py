@@ -31,9 +31,11 @@ __all__ = [
     "LintReport",
     "MemoryLimitExceeded",
     "OzcheckError",
+    "Program",
     "Refused",
     "Witness",
     "check_filter",
+    "compile",
     "evaluate",
     "lint",
     "lint_text",
@@ -53,7 +55,11 @@ class OzcheckError(Exception):
 
 
 class Refused(OzcheckError):
-    """The expression does not compile, or the static check refuses it: it was not evaluated."""
+    """The expression does not compile, or the static check refuses it: it was not evaluated.
+
+    ``.report`` is the static check's FilterReport when ``compile`` raised it (else None)."""
+
+    report: Optional["FilterReport"] = None
 
 
 class CostLimitExceeded(OzcheckError):
@@ -120,6 +126,10 @@ def _int(value: Any, what: str) -> int:
         raise TypeError(f"{what} must be an int, not {type(value).__name__}")
     if value < 0:
         raise ValueError(f"{what} must not be negative")
+    if value >= 1 << 64:
+        # The extension takes 64-bit counts; past them PyO3 would raise OverflowError, which
+        # is no ValueError.
+        raise ValueError(f"{what} must be below 2**64")
     return value
 
 
@@ -142,7 +152,7 @@ class _Json:
 
     def to_dict(self) -> Dict[str, Any]:
         """The same JSON as a fresh dict."""
-        return json.loads(self._json)
+        return json.loads(self.to_json())
 
 
 @dataclass(frozen=True)
@@ -218,7 +228,13 @@ class Evaluation(_Json):
     estimate: Optional[Dict[str, int]]
     elapsed_us: int
     cost_model_version: int
-    _json: str = field(repr=False)
+    # The JSON text, or (from Program.evaluate) the extension's handle that writes it on demand.
+    _json: Any = field(repr=False, compare=False)
+
+    def to_json(self) -> str:
+        """The JSON text ``ozcheck eval --format json`` prints for the same call (no final newline)."""
+        text = self._json
+        return text if isinstance(text, str) else text.json()
 
 
 @dataclass(frozen=True)
@@ -261,7 +277,12 @@ class Event:
     def __init__(self, event: Union[str, bytes, Mapping[str, Any]], *,
                  bounds: Union[Bounds, Mapping[str, int], None] = None) -> None:
         if isinstance(event, Mapping):
-            text = json.dumps(event, separators=(",", ":"), ensure_ascii=False)
+            try:
+                # allow_nan=False: NaN and infinities are not JSON, and the strict reader would
+                # refuse them anyway; a dict too deep for the encoder is refused here too.
+                text = json.dumps(event, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+            except (ValueError, RecursionError) as e:
+                raise OzcheckError(f"event: {e}") from None
         else:
             text = _text(event, "event")
         b = _bounds(bounds)
@@ -309,6 +330,59 @@ def witness(expr: Union[str, bytes], *, bounds: Union[Bounds, Mapping[str, int],
     d = json.loads(witness_text)
     return Witness(d["event"], d["cost"], d["complete"], d["evaluations"], report,
                    d["cost_model_version"], witness_text)
+
+
+def _event(event: Union[Event, str, bytes, Mapping[str, Any]]) -> "_ozcheck.Event":
+    """The extension's event: an Event's own, else the event read now with the default bounds."""
+    if isinstance(event, Event):
+        return event._event
+    return Event(event)._event
+
+
+def _stopped(text: str) -> OzcheckError:
+    """The exception for an evaluation error in the JSON ``ozcheck eval`` prints."""
+    d = json.loads(text)
+    return _ERRORS.get(d["error"]["kind"], OzcheckError)(d["error"]["message"], d)
+
+
+# A filter compiled once by ``compile``: parsed, checked and estimated; ``evaluate(event, *,
+# limit=None, deadline_ms=250)`` evaluates it. Immutable: several threads may evaluate one
+# Program at once (each evaluation has its own meter and releases the GIL while it runs). The
+# class is the extension's (``_ozcheck.Program``): a Python wrapper cost as much again as the
+# evaluation of a small filter.
+Program = _ozcheck.Program
+
+
+def compile(expr: Union[str, bytes], *, bounds: Union[Bounds, Mapping[str, int], None] = None,
+            limit: int = DEFAULT_COST_LIMIT, extensions: Union[str, Sequence[str], None] = None,
+            context: str = "filter", static_check: bool = True) -> Program:
+    """Compiles a filter once for many evaluations (``Program.evaluate``).
+
+    The static check is ``check_filter``'s with the same arguments (``limit=0``: no limit); a
+    filter it refuses raises ``Refused`` (``.report`` is the FilterReport, ``.details`` what
+    ``evaluate`` would have raised), as does one that does not parse. ``static_check=False``
+    only parses it (``.report`` and ``.estimate`` are None), as ``evaluate(static_check=False)``."""
+    source = _text(expr, "expr")
+    b = _bounds(bounds)
+    if not isinstance(context, str):
+        raise TypeError("context must be a str")
+    limit = _int(limit, "limit")
+    try:
+        compiled, report_text, refused_text = _ozcheck.compile(
+            source, limit, _int(b.text, "bounds.text"), _int(b.attributes, "bounds.attributes"),
+            _int(b.header_field, "bounds.header_field"), context, _extensions(extensions),
+            bool(static_check))
+    except ValueError as e:
+        raise OzcheckError(str(e)) from None
+    report = None if report_text is None else FilterReport._from(report_text, source)
+    if compiled is None:
+        d = json.loads(refused_text)
+        refused = Refused(d["error"]["message"], d)
+        refused.report = report
+        raise refused
+    if report is not None:
+        _ozcheck.set_report(compiled, report)
+    return compiled
 
 
 def evaluate(expr: Union[str, bytes], event: Union[Event, str, bytes, Mapping[str, Any]], *,

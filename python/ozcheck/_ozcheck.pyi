@@ -1,6 +1,7 @@
-"""The extension module: JSON text in the CLI's shapes; the typed API is in ozcheck/__init__.py."""
+"""The extension module: JSON text in the CLI's shapes (and the compiled Program); the typed API is in
+ozcheck/__init__.py."""
 
-from typing import List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 COST_MODEL_VERSION: int
 DEFAULT_COST_LIMIT: int
@@ -11,6 +12,23 @@ DEFAULT_HEADER_FIELD: int
 class Event:
     def __init__(self, json: str, text: int, attributes: int, header_field: int) -> None: ...
 
+class Rendered:
+    def json(self) -> str: ...
+
+class Program:
+    """``ozcheck.Program`` (see ozcheck/__init__.pyi). Immutable: threads may evaluate one at once."""
+    expr: str
+    limit: int
+    report: Optional[Any]
+    @property
+    def estimate(self) -> Optional[Dict[str, int]]: ...
+    def evaluate(self, event: Any, *, limit: Optional[int] = ..., deadline_ms: Optional[int] = ...
+                 ) -> Any: ...
+
+def compile(expr: str, limit: int, text: int, attributes: int, header_field: int, context: str,
+            extensions: Optional[str], static_check: bool
+            ) -> Tuple[Optional[Program], Optional[str], Optional[str]]: ...
+def set_report(program: Program, report: Any) -> None: ...
 def check_filter(expr: str, limit: int, text: int, attributes: int, header_field: int,
                  context: str, extensions: Optional[str], explain: bool) -> str: ...
 def witness(expr: str, limit: int, text: int, attributes: int, header_field: int,

@@ -135,6 +135,8 @@ def test_hostile_input_raises_never_crashes():
     lambda: ozcheck.check_filter(1),
     lambda: ozcheck.check_filter("true", limit="1"),
     lambda: ozcheck.check_filter("true", limit=-1),
+    lambda: ozcheck.check_filter("true", limit=2 ** 64),
+    lambda: ozcheck.witness("true", bounds={"text": 2 ** 64}),
     lambda: ozcheck.check_filter("true", bounds=3),
     lambda: ozcheck.check_filter("true", bounds={"nope": 1}),
     lambda: ozcheck.check_filter("true", extensions=3),
@@ -211,3 +213,191 @@ def _same_but_time(a, b):
     x.pop("elapsed_us", None)
     y.pop("elapsed_us", None)
     return x == y
+
+
+# Filters whose values cover every kind the JSON report writes specially (bytes, timestamps,
+# durations, type values, uint, doubles with NaN and infinities, maps with non-string keys,
+# optionals), beside the benchmark expressions: a compiled Program must give evaluate's answer.
+VALUE_KINDS = [
+    "event.attributes",
+    "[event.text, event.action, 1, 2u, 2.5, -0.0, null, true]",
+    "{1: 'one', 2u: 'two', true: 'yes', 'k': [b'\\x00\\xff']}",
+    "[timestamp('2026-01-02T03:04:05Z'), duration('90s'), type(1), int]",
+    "[double('NaN'), double('inf'), -double('inf')]",
+    "[optional.of(1), optional.none()]",
+    "event.attributes.missing == 1",
+    "event.text.size() / 0 == 1",
+    "event.",
+]
+PROGRAM_EVENTS = ["realistic", "max", "adv_budget"]
+
+
+def outcome(call):
+    """What a call gave, comparable across calls: the value, cost, estimate and report without
+    its elapsed time, or the exception's class and details."""
+    try:
+        done = call()
+    except ozcheck.OzcheckError as e:
+        return type(e), e.message, e.details
+    report = done.to_dict()
+    del report["elapsed_us"]
+    return done.value, done.cost, done.estimate, report
+
+
+def same(a, b):
+    """Equality that takes NaN as equal to itself (it arrives as the string "NaN" in both)."""
+    return json.dumps(a, sort_keys=True, default=repr) == json.dumps(b, sort_keys=True, default=repr)
+
+
+@pytest.mark.parametrize("static_check", [True, False])
+def test_program_gives_evaluate_s_answer(static_check):
+    for name in PROGRAM_EVENTS:
+        event = ozcheck.Event((EVENTS / f"{name}.json").read_text())
+        for expr in EXPRESSIONS + VALUE_KINDS:
+            expected = outcome(lambda: ozcheck.evaluate(expr, event, static_check=static_check,
+                                                        deadline_ms=600_000))
+            try:
+                program = ozcheck.compile(expr, static_check=static_check)
+            except ozcheck.Refused as e:
+                assert expected[0] is ozcheck.Refused, (name, expr)
+                assert (e.message, e.details) == expected[1:], (name, expr)
+                continue
+            got = outcome(lambda: program.evaluate(event, deadline_ms=600_000))
+            assert got[0] is not ozcheck.Refused
+            assert same(got, expected), (name, expr, got, expected)
+
+
+def test_program_value_is_python_not_json_text():
+    done = ozcheck.compile("[1, 2u, 'x', {'a': true}, 1.5]", static_check=False).evaluate(SMALL)
+    assert done.value == [1, 2, "x", {"a": True}, 1.5] and done.estimate is None
+    assert json.loads(done.to_json())["value"] == done.value
+    for expr in VALUE_KINDS[:6]:
+        done = ozcheck.compile(expr, static_check=False).evaluate(SMALL)
+        assert same(done.value, json.loads(done.to_json())["value"]), expr
+    checked = ozcheck.compile("event.text == 'x'")
+    assert checked.evaluate(SMALL).estimate == checked.estimate == checked.report.cost
+
+
+def test_program_report_estimate_and_refusal():
+    program = ozcheck.compile("event.text.contains('LGTM')", bounds={"text": 1024}, limit=10_000)
+    assert program.report.accepted and program.report.limit == 10_000
+    assert program.estimate == program.report.cost
+    assert program.limit == 10_000
+    with pytest.raises(AttributeError):
+        program.limit = 1
+    with pytest.raises(TypeError):
+        ozcheck.Program()
+    # The report is set once, by compile: the extension refuses to replace it.
+    with pytest.raises(ValueError):
+        ozcheck._ozcheck.set_report(program, None)
+    with pytest.raises(ozcheck.Refused) as refused:
+        ozcheck.compile(NESTED)
+    assert refused.value.report.verdict == "refused"
+    assert refused.value.report.diagnostics[0].code == "cost-over-limit"
+    assert refused.value.details["error"]["diagnostics"][0]["code"] == "cost-over-limit"
+    # The bounds decide: with small attributes the same filter is accepted.
+    assert ozcheck.compile(NESTED, bounds={"attributes": 64}).report.accepted
+    unchecked = ozcheck.compile(NESTED, static_check=False)
+    assert unchecked.report is None and unchecked.estimate is None
+    with pytest.raises(ozcheck.OzcheckError, match="unknown context"):
+        ozcheck.compile("true", context="nope")
+    with pytest.raises(ozcheck.OzcheckError):
+        ozcheck.compile("true", extensions="nope")
+
+
+def test_program_each_limit_raises_its_exception():
+    adv = ozcheck.Event((EVENTS / "adv_int8k.json").read_text())
+    program = ozcheck.compile(NESTED, static_check=False)
+    with pytest.raises(ozcheck.CostLimitExceeded) as cost:
+        program.evaluate(adv, deadline_ms=600_000)
+    assert cost.value.details["error"]["cost"] > ozcheck.DEFAULT_COST_LIMIT
+    with pytest.raises(ozcheck.CostLimitExceeded):
+        program.evaluate(adv, limit=1000, deadline_ms=600_000)
+    with pytest.raises(ozcheck.DeadlineExceeded):
+        program.evaluate(adv, limit=0, deadline_ms=1)
+    with pytest.raises(ozcheck.EvaluationError, match="no such key"):
+        ozcheck.compile("event.attributes.missing == 1", static_check=False).evaluate(SMALL)
+    # Ten doublings of a 16 KiB text build 32 MiB: past the memory cap before the cost limit.
+    doubling = "[event.text]" + ".map(x, x + x)" * 10 + ".size() == 1"
+    text = ozcheck.Event(dict(SMALL, text="a" * 16384), bounds={"text": 16384})
+    with pytest.raises(ozcheck.MemoryLimitExceeded):
+        ozcheck.compile(doubling, static_check=False).evaluate(text, limit=0, deadline_ms=600_000)
+
+
+def test_threads_evaluate_one_program_at_once():
+    program = ozcheck.compile("event.attributes.labels.exists(l, l.startsWith('bug'))", limit=0)
+    events = [ozcheck.Event((EVENTS / f"{n}.json").read_text()) for n in PROGRAM_EVENTS] * 8
+    serial = [outcome(lambda: program.evaluate(e, deadline_ms=600_000))[:3] for e in events]
+    results = [None] * len(events)
+    start = threading.Barrier(len(events))
+
+    def work(i):
+        start.wait()
+        results[i] = outcome(lambda: program.evaluate(events[i], deadline_ms=600_000))[:3]
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(len(events))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert results == serial
+
+
+def test_program_hostile_input_raises_never_crashes():
+    mib = "event.text == '" + "a" * (1024 * 1024) + "'"
+    for static_check in (True, False):
+        with pytest.raises(ozcheck.Refused):
+            ozcheck.compile(mib, static_check=static_check)
+    with pytest.raises(ozcheck.Refused):
+        ozcheck.compile("(" * 100_000 + "true" + ")" * 100_000, static_check=False)
+    with pytest.raises(ozcheck.Refused):
+        ozcheck.compile("99999999999999999999999 > 1")
+    program = ozcheck.compile("event.text == 'x'")
+    deep = {}
+    for _ in range(100_000):
+        deep = {"a": deep}
+    with pytest.raises(ozcheck.OzcheckError):
+        program.evaluate(dict(SMALL, attributes=deep))
+    with pytest.raises(ozcheck.OzcheckError):
+        program.evaluate("{" + '"a":{' * 10_000 + "}" * 10_000 + "}")
+    for not_an_object in ("[1, 2]", "1", "null", b"\xff", "{"):
+        with pytest.raises(ozcheck.OzcheckError):
+            program.evaluate(not_an_object)
+    for wrong in ([SMALL], 3, None, 1.5):
+        with pytest.raises(TypeError):
+            program.evaluate(wrong)
+    # Refused before serialising (json.dumps would write the non-JSON token NaN), with a
+    # message that names the float, not a column of text the caller never wrote.
+    for nan in (float("nan"), float("inf")):
+        with pytest.raises(ozcheck.OzcheckError, match="float"):
+            program.evaluate(dict(SMALL, attributes={"x": nan}))
+    with pytest.raises(ozcheck.OzcheckError):
+        program.evaluate('{"id":"1","source":"s","type":"t","action":"a","subject":"x","text":"",'
+                         '"attributes":{"x":NaN}}')
+    # Integers past 64 bits: the reader takes them as doubles or refuses them, never crashes.
+    for huge in (2 ** 64, -(2 ** 63) - 1, 10 ** 400):
+        try:
+            program.evaluate(dict(SMALL, attributes={"x": huge}))
+        except ozcheck.OzcheckError:
+            pass
+    for limits in ({"limit": 2 ** 64}, {"limit": -1}, {"deadline_ms": 2 ** 70}, {"deadline_ms": -5}):
+        with pytest.raises(ValueError):
+            program.evaluate(SMALL, **limits)
+    with pytest.raises(ValueError):
+        ozcheck.compile("true", limit=2 ** 64)
+
+
+@pytest.mark.parametrize("call", [
+    lambda: ozcheck.compile(1),
+    lambda: ozcheck.compile("true", limit="1"),
+    lambda: ozcheck.compile("true", limit=True),
+    lambda: ozcheck.compile("true", bounds=3),
+    lambda: ozcheck.compile("true", bounds={"nope": 1}),
+    lambda: ozcheck.compile("true", extensions=3),
+    lambda: ozcheck.compile("true", context=None),
+    lambda: ozcheck.compile("true").evaluate(SMALL, limit="1"),
+    lambda: ozcheck.compile("true").evaluate(SMALL, deadline_ms=1.5),
+])
+def test_compile_wrong_argument_types_raise(call):
+    with pytest.raises((TypeError, ValueError)):
+        call()
