@@ -12,7 +12,8 @@ fi
 if [ "$(wasm-bindgen --version 2>/dev/null | cut -d' ' -f2)" != "$version" ]; then
   # Not `--locked`: the CLI's own lock file pins a webpki-roots release that the registry no
   # longer serves, so a locked install fails; the version of the CLI itself is still exact.
-  cargo install wasm-bindgen-cli --version "$version"
+  # Only the `wasm-bindgen` binary, without the TLS stack its test runner downloads with.
+  cargo install wasm-bindgen-cli --version "$version" --no-default-features --bin wasm-bindgen
 fi
 cargo build -p ozcheck-wasm --target wasm32-unknown-unknown --release --locked
 module=target/wasm32-unknown-unknown/release/ozcheck_wasm.wasm
