@@ -275,6 +275,8 @@ class Soak:
         self.probes = []  # extra events the restart probes delivered: index in plan.events
         self.done = 0
         self.outage = threading.Event()
+        self.outage_window = (0.0, 0.0)
+        self.t0 = time.time()
         self.stop = threading.Event()
         self.work = tempfile.mkdtemp(prefix="kill-soak-")
         cfg = os.path.join(self.work, "config.yaml")
@@ -376,7 +378,7 @@ class Soak:
 
     # The restarted edge's first 2xx to a delivery of its own (an event of the JSON source that
     # no wait asks for: subject `probe`).
-    def probe(self, edge, started, outage):
+    def probe(self, edge, started):
         with self.lock:
             i = len(self.plan.events)
             body = json.dumps({"id": f"probe-{i}", "type": "probe", "action": "probe",
@@ -392,40 +394,41 @@ class Soak:
                 time.sleep(0.01)
         took = time.time() - started if ok else None
         with self.lock:
-            self.restarts.append({"edge": edge.name, "first_2xx_s": took, "outage": outage})
+            self.restarts.append({"edge": edge.name, "at": started, "first_2xx_s": took})
 
-    def killer(self, total):
+    def killer(self, t0):
+        # Kills at random moments of --duration (not of the requests done: those stall while
+        # the database is down, and kills during the outage are part of the attack).
         rng = random.Random(self.args.seed + 7)
-        marks = sorted(rng.uniform(0.03, 0.92) for _ in range(self.args.kills))
-        outage_at = 0.45 if self.pg and self.args.outage > 0 else None
+        marks = sorted(rng.uniform(0.03, 0.92) * self.args.duration
+                       for _ in range(self.args.kills))
         probes = []
         for mark in marks:
-            while self.done < mark * total and not self.stop.is_set():
-                if outage_at is not None and self.done >= outage_at * total:
-                    outage_at = None
-                    threading.Thread(target=self.pg_outage, daemon=True).start()
-                time.sleep(0.02)
+            while time.time() - t0 < mark and not self.stop.is_set():
+                time.sleep(0.01)
             if self.stop.is_set():
                 break
-            time.sleep(rng.uniform(0, 0.3))
             edge = rng.choice(self.edges)
             with edge.lock:
                 edge.kill9()
                 started = time.time()
                 edge.start()
-            t = threading.Thread(target=self.probe, args=(edge, started, self.outage.is_set()))
+            t = threading.Thread(target=self.probe, args=(edge, started))
             t.start()
             probes.append(t)
         for t in probes:
             t.join()
 
-    def pg_outage(self):
+    def pg_outage(self, t0):
+        time.sleep(max(0.0, t0 + 0.45 * self.args.duration - time.time()))
         log(f"PostgreSQL stopped for {self.args.outage} s")
         self.outage.set()
+        start = time.time()
         self.pg.stop("immediate")
         time.sleep(self.args.outage)
         self.pg.start()
         self.outage.clear()
+        self.outage_window = (start, time.time())
         log("PostgreSQL started again")
 
     # An edge that exited without being killed by the harness (during the outage, say) is
@@ -438,6 +441,7 @@ class Soak:
                     if code is not None:
                         edge.exits.append((time.time(), code))
                         self.note("edge-exited", edge=edge.name, code=code,
+                                  at=time.time() - self.t0,
                                   during_outage=self.outage.is_set())
                         time.sleep(0.5)
                         edge.start()
@@ -464,9 +468,13 @@ class Soak:
             self.start_job(rng, job)
         total = len(self.plan.tasks)
         queue = list(reversed(list(enumerate(self.plan.tasks))))
-        t0 = time.time()
-        killer = threading.Thread(target=self.killer, args=(total,))
+        t0 = self.t0 = time.time()
+        killer = threading.Thread(target=self.killer, args=(t0,))
         killer.start()
+        outage = None
+        if self.pg and a.outage > 0:
+            outage = threading.Thread(target=self.pg_outage, args=(t0,))
+            outage.start()
         workers = [threading.Thread(target=self.worker, args=(n, queue, t0, total))
                    for n in range(a.in_flight)]
         for w in workers:
@@ -479,6 +487,8 @@ class Soak:
                 log(f"{self.done}/{total} requests done, {len(self.restarts)} restarts")
         load_s = time.time() - t0
         killer.join()
+        if outage:
+            outage.join()
         self.stop.set()
         sup.join()
         log(f"load done in {load_s:.0f} s; waiting for the edges to be quiet")
@@ -487,6 +497,8 @@ class Soak:
                 edge.start()
             edge.ready()
         quiet_s = self.quiet()
+        if self.args.inject:
+            self.inject(self.args.inject)
         log(f"quiet after {quiet_s:.0f} s; checking")
         violations = self.check()
         self.summary(load_s, quiet_s, violations)
@@ -512,6 +524,36 @@ class Soak:
             time.sleep(1)
         self.left = left
         return time.time() - t0
+
+    def inject(self, what):
+        """Breaks the store on purpose, with every edge stopped, to show that the checks see it:
+        `reopen` puts a matched wait back to `open` (marked looked back, its claim deleted), so
+        it is open beside its event; `unfire` deletes one fire."""
+        for edge in self.edges:
+            with edge.lock:
+                edge.kill9()
+        if what == "reopen":
+            sql = ["DELETE FROM job_events WHERE wait_seq = (SELECT min(seq) FROM waits "
+                   "WHERE state = 'matched')",
+                   "UPDATE waits SET state = 'open', event_source = NULL, event_id = NULL, "
+                   "closed_at = NULL WHERE seq = (SELECT min(seq) FROM waits "
+                   "WHERE state = 'matched')"]
+        else:
+            sql = ["DELETE FROM fires WHERE seq = (SELECT min(seq) FROM fires)"]
+        if self.pg:
+            for stmt in sql:
+                self.pg.query(stmt)
+        else:
+            db = sqlite3.connect(self.store.path)
+            with db:
+                for stmt in sql:
+                    db.execute(stmt)
+            db.close()
+        log(f"injected `{what}` into the store")
+        for edge in self.edges:
+            edge.start()
+        for edge in self.edges:
+            edge.ready()
 
     # -----------------------------------------------------------------------------------------
     # The checks
@@ -666,8 +708,14 @@ class Soak:
         for answers in self.answers.values():
             for _, status, _ in answers:
                 statuses[status] = statuses.get(status, 0) + 1
+        # A restart whose wait for its first 2xx overlapped the outage is not counted.
+        lo, hi = self.outage_window
+        for r in self.restarts:
+            end = r["at"] + (r["first_2xx_s"] or 120)
+            r["outage"] = r["at"] < hi and end > lo
         times = sorted(r["first_2xx_s"] for r in self.restarts
                        if r["first_2xx_s"] is not None and not r["outage"])
+        during = [r["first_2xx_s"] for r in self.restarts if r["outage"]]
         exits = [o for o in self.odd if o["kind"] == "edge-exited"]
         print()
         print(f"kill-soak: {a.store}, {a.edges} edge(s), seed {a.seed}, load {load_s:.0f} s, "
@@ -677,12 +725,21 @@ class Soak:
               f"stored {self.stored_events}; fires {self.fires_total}")
         print(f"  waits registered {len(self.registered)}/{len(self.plan.waits)}; "
               f"states {self.states}; open beside a matching event {self.open_beside}")
+        retried = sum(1 for _, _, attempt in self.registered.values() if attempt > 0)
+        print(f"  registrations acknowledged only after a retry: {retried}")
         print(f"  kill -9: {len(self.restarts)}; edge exits not caused by the harness: "
               f"{len(exits)}")
+        for x in exits:
+            print(f"    {x['edge']} exited with {x['code']} at {x['at']:.1f} s of the load"
+                  f"{' (database down)' if x['during_outage'] else ''}; its log: "
+                  f"{os.path.join(self.work, x['edge'] + '.log')}")
         if times:
             print(f"  restart to first 2xx delivery (s): min {times[0]:.2f}, median "
                   f"{times[len(times) // 2]:.2f}, max {times[-1]:.2f} over {len(times)} "
                   f"restarts (outside the outage)")
+        if during:
+            print(f"  restarts overlapping the outage, first 2xx (s): "
+                  f"{', '.join(f'{t:.2f}' if t is not None else 'none' for t in during)}")
         never = [r for r in self.restarts if r["first_2xx_s"] is None]
         if never:
             print(f"  restarts with no 2xx within 120 s: {len(never)}")
@@ -727,6 +784,8 @@ def main():
                    help="seconds over which the load is spread (it may take longer)")
     p.add_argument("--attempts", type=int, default=40, help="a client's tries per request")
     p.add_argument("--keep", action="store_true", help="keep the work directory")
+    p.add_argument("--inject", choices=["reopen", "unfire"],
+                   help="break the store after the load, to see the checks fail")
     args = p.parse_args()
     if not os.access(args.bin, os.X_OK):
         print(f"kill-soak: {args.bin} is not an executable", file=sys.stderr)
@@ -736,7 +795,8 @@ def main():
     try:
         violations = soak.run()
     finally:
-        soak.close(args.keep or violations is None or bool(violations))
+        exited = any(o["kind"] == "edge-exited" for o in soak.odd)
+        soak.close(args.keep or violations is None or bool(violations) or exited)
     return 1 if violations else 0
 
 
