@@ -311,7 +311,7 @@ class Soak:
         for attempt in range(attempts or self.args.attempts):
             p = port or self.edge_port(rng)
             status, body = request(p, "POST", f"/sources/{ev['kind']}/deliveries", ev["body"],
-                                   headers)
+                                   headers, timeout=self.args.client_timeout)
             with self.lock:
                 self.answers.setdefault(i, []).append((did, status, body))
             if status is not None and 200 <= status < 300:
@@ -343,7 +343,8 @@ class Soak:
         unknown = False
         for attempt in range(self.args.attempts):
             status, answer = request(self.edge_port(rng), "POST", path, body,
-                                     {"content-type": "application/json"})
+                                     {"content-type": "application/json"},
+                                     timeout=self.args.client_timeout)
             if status is not None and 200 <= status < 300:
                 with self.lock:
                     self.registered[n] = (status, answer, attempt)
@@ -783,6 +784,9 @@ def main():
     p.add_argument("--duration", type=float, default=120.0,
                    help="seconds over which the load is spread (it may take longer)")
     p.add_argument("--attempts", type=int, default=40, help="a client's tries per request")
+    p.add_argument("--client-timeout", type=float, default=10.0,
+                   help="seconds a client waits for an answer before it sends the request again "
+                        "(short: retries race the first try, still running, on another edge)")
     p.add_argument("--keep", action="store_true", help="keep the work directory")
     p.add_argument("--inject", choices=["reopen", "unfire"],
                    help="break the store after the load, to see the checks fail")
