@@ -244,7 +244,10 @@ class Plan:
                 wargs = dict(same[-1]["args"])
             else:
                 source = rng.choice(["gh", "ci"])
-                wargs = {"source": source, "timeout": "1h"}
+                # Some waits end while the load runs, so that deadlines fire across kills, the
+                # outage and the sweeper lease changing hands.
+                timeout = f"{rng.randint(15, 60)}s" if rng.random() < args.short_share else "1h"
+                wargs = {"source": source, "timeout": timeout}
                 if rng.random() < 0.95:
                     wargs["subject"] = rng.choice(self.subjects)
                 types = rng.choice([None, ["check_suite"]] if source == "gh"
@@ -269,6 +272,7 @@ class Soak:
         self.plan = Plan(self.rng, args)
         self.lock = threading.Lock()
         self.answers = {}  # (event index) -> [(delivery id, status, body)]
+        self.acked_at = {}  # event index -> when its first 2xx came (ms since the epoch)
         self.registered = {}  # wait index -> (status, body) of the 2xx
         self.odd = []  # answers no well-formed request should get
         self.restarts = []  # {edge, at, first_2xx_s, outage}
@@ -314,6 +318,8 @@ class Soak:
                                    headers, timeout=self.args.client_timeout)
             with self.lock:
                 self.answers.setdefault(i, []).append((did, status, body))
+                if status is not None and 200 <= status < 300:
+                    self.acked_at.setdefault(i, time.time() * 1000)
             if status is not None and 200 <= status < 300:
                 return True
             if status is not None and status not in (500, 503):
@@ -506,8 +512,10 @@ class Soak:
         return violations
 
     def quiet(self):
-        """Waits until nothing is left to route and every open wait has looked back, and one
-        sweeper lease term (10 s) more, at most 120 s."""
+        """Waits until nothing is left to route, every open wait has looked back and no open
+        wait's deadline falls within the next 30 s or passed less than 20 s ago (so that no
+        deadline fires while the checks read the store and then the API), and one sweeper
+        lease term (10 s) more; at most 150 s."""
         t0 = time.time()
         if self.pg:
             pending = ("SELECT (SELECT count(*) FROM unrouted), "
@@ -515,9 +523,14 @@ class Soak:
         else:
             pending = ("SELECT (SELECT count(*) FROM events WHERE NOT routed), "
                        "(SELECT count(*) FROM waits WHERE state = 'open' AND NOT looked_back)")
-        while time.time() - t0 < 120:
+        while time.time() - t0 < 150:
+            now = int(time.time() * 1000)
+            due = (f"SELECT count(*) FROM waits WHERE state = 'open' "
+                   f"AND deadline BETWEEN {now - 20000} AND {now + 30000}")
             try:
                 left = self.store.query(pending)[0]
+                if self.store.query(due)[0] != ("0",):
+                    left = left + ("deadlines due",)
             except (subprocess.CalledProcessError, sqlite3.Error):
                 left = ("?", "?")
             if left == ("0", "0") and time.time() - t0 >= 12:
@@ -614,7 +627,7 @@ class Soak:
                       "fires": sum(fires.values()), "events": len(stored)})
         # Waits and claims.
         waits = self.store.query("SELECT seq, job_id, name, source, subject, types, state, "
-                                 "event_source, event_id, looked_back FROM waits")
+                                 "event_source, event_id, looked_back, deadline, closed_at FROM waits")
         claims = self.store.query("SELECT job_id, event_source, event_id, wait_seq "
                                   "FROM job_events")
         by_seq = {r[0]: r for r in waits}
@@ -668,6 +681,38 @@ class Soak:
             v.append({"check": "a wait open beside a matching unclaimed event",
                       "more": open_beside - 20})
         self.open_beside = open_beside
+        now = int(time.time() * 1000)
+        overdue = [w for w in waits if w[6] == "open" and int(w[10]) < now - 20000]
+        if overdue:
+            v.append({"check": "a wait open 20 s past its deadline", "count": len(overdue),
+                      "rows": overdue[:5]})
+        # Timed out although an event it matches, which its job never got, was acknowledged
+        # (committed and routed) more than 2 s before its deadline: the routing or the
+        # look-back missed it.
+        timed_out_beside = 0
+        self.late = []
+        for w in waits:
+            if w[6] != "timed_out":
+                continue
+            seq, job, name, source, subject, types = w[:6]
+            deadline = int(w[10])
+            if w[11] is not None:
+                self.late.append((int(w[11]) - deadline) / 1000)
+            types = json.loads(types) if types else None
+            cands = by_source_subject.get((source, subject), []) if subject is not None \
+                else by_source.get(source, [])
+            beside = [e for e in cands
+                      if (types is None or e[3] in types)
+                      and (job, e[0], e[1]) not in claimed
+                      and self.acked_at.get(owner.get((e[0], e[1])), 1e18) < deadline - 2000]
+            if beside:
+                timed_out_beside += 1
+                if timed_out_beside <= 20:
+                    v.append({"check": "a wait timed out beside an event acknowledged before "
+                              "its deadline", "wait": w, "events": beside[:3],
+                              "acked_at": [self.acked_at.get(owner.get((e[0], e[1])))
+                                           for e in beside[:3]]})
+        self.timed_out_beside = timed_out_beside
         # The registrations acknowledged, through the API.
         rng = random.Random(self.args.seed + 3)
         named = {(r[1], r[2]): r for r in waits}
@@ -725,7 +770,12 @@ class Soak:
               f"events acknowledged {self.acked_events}/{len(self.plan.events)}; "
               f"stored {self.stored_events}; fires {self.fires_total}")
         print(f"  waits registered {len(self.registered)}/{len(self.plan.waits)}; "
-              f"states {self.states}; open beside a matching event {self.open_beside}")
+              f"states {self.states}; open beside a matching event {self.open_beside}; "
+              f"timed out beside one {self.timed_out_beside}")
+        if self.late:
+            late = sorted(self.late)
+            print(f"  deadlines fired late by (s): median {late[len(late) // 2]:.1f}, "
+                  f"max {late[-1]:.1f} over {len(late)} timed-out waits")
         retried = sum(1 for _, _, attempt in self.registered.values() if attempt > 0)
         print(f"  registrations acknowledged only after a retry: {retried}")
         print(f"  kill -9: {len(self.restarts)}; edge exits not caused by the harness: "
@@ -775,6 +825,8 @@ def main():
     p.add_argument("--deliveries", type=int, default=2000, help="distinct events")
     p.add_argument("--waits", type=int, default=1500, help="waits, five per job")
     p.add_argument("--subjects", type=int, default=200)
+    p.add_argument("--short-share", type=float, default=0.2,
+                   help="share of waits with a 15-60 s timeout (the others: 1 h)")
     p.add_argument("--redeliver-share", type=float, default=0.2)
     p.add_argument("--replay-share", type=float, default=0.1,
                    help="share of GitHub bodies also sent under new delivery ids")
