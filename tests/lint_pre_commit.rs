@@ -7,7 +7,7 @@
 //! the paths.
 //!
 //! pre-commit is found as `$OZCHECK_PRE_COMMIT` or `pre-commit` on `PATH` (`.ci/run` installs it
-//! from PyPI into a virtual environment). Without it the test says loudly that it was skipped;
+//! with pip into a virtual environment). Without it the test says loudly that it was skipped;
 //! under `CI=true` a missing pre-commit is a failure.
 
 use std::path::{Path, PathBuf};
@@ -86,7 +86,7 @@ fn the_system_hook_fails_on_the_broken_plugin_in_either_order() {
     let Some(program) = pre_commit() else {
         assert!(
             std::env::var_os("CI").is_none_or(|v| v != "true"),
-            "CI=true but pre-commit is missing: install it from PyPI (.ci/run does)"
+            "CI=true but pre-commit is missing: pip install pre-commit (.ci/run does)"
         );
         eprintln!(
             "SKIPPED the_system_hook_fails_on_the_broken_plugin_in_either_order: no pre-commit \

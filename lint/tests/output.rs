@@ -381,10 +381,12 @@ fn the_sarif_checker_catches_what_it_checks() {
 /// `full` and in the `--statistics` table; JSON carries raw digits (docs/cli.md, "Numbers").
 #[test]
 fn counts_are_grouped_in_text_and_raw_in_json() {
+    use std::fmt::Write as _;
+
     use ozcheck_lint::render::{statistics, summary};
     let mut text = String::from("name: many\n");
     for i in 0..1200 {
-        text.push_str(&format!("zz{i:04}: x\n"));
+        let _ = writeln!(text, "zz{i:04}: x");
     }
     let files = [Input::from_text("flows/many.yaml", text, true)];
     let reports = lint(&files, &PluginContext::default(), &Config::default());
