@@ -67,10 +67,18 @@ fn runtime_only_the_meter_stops_the_nested_exists() {
     ]);
     assert_eq!(code, 1);
     assert_eq!(v["error"]["kind"], "cost-limit");
-    assert!(v["error"]["cost"].as_u64().unwrap() > 1_000_000);
+    let cost = v["error"]["cost"].as_u64().unwrap();
+    assert!(cost > 1_000_000);
     assert_eq!(
         v["cost_model_version"],
         ozcheck_analyzer::cost::COST_MODEL_VERSION
+    );
+    // The message is text for people: the cost grouped by thousands; the field is raw.
+    let message = v["error"]["message"].as_str().expect("message");
+    let grouped = ozcheck_analyzer::cost::group(cost);
+    assert!(
+        message.contains(&format!("would cost {grouped} units")),
+        "{message}"
     );
 }
 

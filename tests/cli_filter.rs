@@ -363,3 +363,32 @@ fn compare_model_names_the_carried_versions() {
         "{stderr}"
     );
 }
+
+/// Costs and the limit in the verdict line are grouped by thousands for people; the value of a
+/// flag that would pass stays raw digits, as it is an argument to copy (docs/cli.md, "Numbers").
+#[test]
+fn the_verdict_line_groups_costs_and_keeps_flag_values_raw() {
+    let source = "event.attributes.labels.exists(l, event.text.contains(l))";
+    let (_, v) = json(&[source]);
+    let max = v["cost"]["max"].as_u64().expect("max");
+    assert!(max >= 1_000_000, "{v}");
+    let (_, text, _) = ozcheck(&["filter", source]);
+    let verdict = text
+        .lines()
+        .find(|l| l.starts_with("refused, cost "))
+        .expect("a verdict line");
+    assert!(verdict.ends_with(" of 1,000,000"), "{verdict}");
+    assert!(verdict.contains(&format!("..{}", group(max))), "{verdict}");
+    let bound = &v["would_pass"]["bounds"][0];
+    let line = format!(
+        "would pass with {} {} (cost ..{} of 1,000,000)",
+        bound["flag"].as_str().expect("flag"),
+        bound["at_most"],
+        group(bound["cost"].as_u64().expect("cost"))
+    );
+    assert!(text.contains(&line), "{text}");
+}
+
+fn group(n: u64) -> String {
+    ozcheck_analyzer::cost::group(n)
+}

@@ -17,7 +17,7 @@ use crate::finding::{Finding, Severity};
 use crate::model::{Flow, Step};
 use crate::position::map_span;
 use crate::rules::Context;
-use crate::yaml::Node;
+use crate::yaml::{Node, ScalarKind};
 
 /// Checks the expression at bytes `expr` of the value of scalar `node` in `env`, with the
 /// extensions `ozcheck.toml` enables there, and returns its findings under `rule`.
@@ -29,6 +29,14 @@ pub fn check(
     env: &Env,
     source: Option<&str>,
 ) -> Vec<Finding> {
+    // A number or null where an expression belongs is `wrong-type`'s (the schema's verdict);
+    // checking it as CEL too would report one mistake twice.
+    if matches!(
+        node.scalar_kind(),
+        Some(ScalarKind::Int | ScalarKind::Float | ScalarKind::Null)
+    ) {
+        return Vec::new();
+    }
     let Some(text) = node.text() else {
         return Vec::new();
     };

@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 use std::ops::Range;
 
 use ozcheck_analyzer::check::Env;
-use ozcheck_analyzer::cost::Remedy;
+use ozcheck_analyzer::cost::{Remedy, group};
 use ozcheck_analyzer::{Options, cost_summary};
 
 use crate::config::Config;
@@ -93,19 +93,6 @@ fn dotted(path: &[Step<'_>]) -> String {
             }
             Step::Index(_) => out.push_str("[]"),
         }
-    }
-    out
-}
-
-/// Groups digits by thousands, as the analyzer's messages do.
-fn group(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
     }
     out
 }

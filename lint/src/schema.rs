@@ -38,7 +38,17 @@ pub enum Shape {
     NonEmpty,
     /// A list of strings that may not be empty.
     NonEmptyList,
+    /// A CEL expression that gives a `bool` (`filter`, `when`): text or a YAML boolean
+    /// (`filter: true` is the expression `true`), never a number, which no CEL `bool` is.
+    Cel,
+    /// A CEL expression that gives a `string` (`sender`): text only, as a YAML boolean or
+    /// number is an expression of the wrong type.
+    CelText,
 }
+
+/// The key YAML 1.1 reads as a merge of another mapping (`<<: *anchor`). The lint reads YAML
+/// 1.2, which has no merge key, and refuses it (`merge-key`, docs/decisions/0011).
+pub const MERGE_KEY: &str = "<<";
 
 /// One key of a mapping.
 #[derive(Debug)]
@@ -124,7 +134,7 @@ const FLOW_EVENT: &[Field] = &[
         Shape::NonEmptyList,
         "Event types; any type when left out.",
     ),
-    f("filter", Shape::Str, "CEL over event that must be true."),
+    f("filter", Shape::Cel, "CEL over event that must be true."),
 ];
 const FLOW_TRIGGER: &[Field] = &[f(
     "event",
@@ -149,7 +159,7 @@ const WAIT: &[Field] = &[
     ),
     f(
         "filter",
-        Shape::Str,
+        Shape::Cel,
         "CEL over event alone that must be true.",
     ),
     f(
@@ -169,7 +179,7 @@ const STEP: &[Field] = &[
     req("id", Shape::Name, "The step's id, unique in the flow."),
     f(
         "when",
-        Shape::Str,
+        Shape::Cel,
         "CEL over trigger and earlier steps; the step runs when true.",
     ),
     f("wait_for_event", Shape::Map(WAIT), "Wait for an event."),
@@ -194,10 +204,10 @@ const ROUTINE_EVENT: &[Field] = &[
         Shape::NonEmptyList,
         "Event types; any type when left out.",
     ),
-    f("filter", Shape::Str, "CEL over event that must be true."),
+    f("filter", Shape::Cel, "CEL over event that must be true."),
     f(
         "sender",
-        Shape::Str,
+        Shape::CelText,
         "CEL over event giving the sender's name.",
     ),
     f(
@@ -314,6 +324,15 @@ pub enum Problem {
         path: String,
         /// The missing key.
         key: &'static str,
+        /// Whether the mapping has a merge key, which may have been meant to supply it.
+        merge: bool,
+    },
+    /// A YAML 1.1 merge key (`<<`), which YAML 1.2 and the lint do not merge.
+    MergeKey {
+        /// The key's span.
+        span: Range<usize>,
+        /// The key path of the mapping holding it.
+        path: String,
     },
 }
 
@@ -419,6 +438,13 @@ impl Walk<'_> {
         };
         for entry in entries {
             let key = entry.key.text().unwrap_or("");
+            if key == MERGE_KEY {
+                self.out.push(Problem::MergeKey {
+                    span: entry.key.span.clone(),
+                    path: path.to_owned(),
+                });
+                continue;
+            }
             match fields.iter().find(|f| f.name == key) {
                 Some(field) => self.value(entry, &field.shape, &join(path, key)),
                 None => self.out.push(Problem::UnknownKey {
@@ -437,6 +463,7 @@ impl Walk<'_> {
                     span: key.map_or_else(|| node.span.clone(), |k| k.span.clone()),
                     path: path.to_owned(),
                     key: field.name,
+                    merge: node.entry(MERGE_KEY).is_some(),
                 });
             }
         }
@@ -457,6 +484,30 @@ impl Walk<'_> {
             Shape::Str | Shape::Duration | Shape::Since | Shape::Name | Shape::NonEmpty => {
                 if node.scalar().is_none() || node.is_null() {
                     out.push(wrong("a string", None));
+                }
+            }
+            Shape::Cel | Shape::CelText => {
+                let kind = node.scalar_kind();
+                let text_only = matches!(shape, Shape::CelText);
+                let ok = kind == Some(ScalarKind::String)
+                    || (kind == Some(ScalarKind::Bool) && !text_only);
+                if !ok {
+                    let expected = if text_only {
+                        "a CEL expression (text)"
+                    } else {
+                        "a CEL expression (text, or true or false)"
+                    };
+                    let mut problem = wrong(expected, None);
+                    // Say which number: `1` where a filter belongs is often a typo'd
+                    // comparison (`event.attributes.count == 1`).
+                    if let (Problem::WrongType { found, .. }, Some(text)) =
+                        (&mut problem, node.text())
+                        && !node.is_null()
+                        && node.scalar().is_some()
+                    {
+                        *found = format!("{} `{text}`", node.kind_name());
+                    }
+                    out.push(problem);
                 }
             }
             Shape::PositiveInt => {
@@ -543,11 +594,12 @@ pub fn closest<'a>(word: &str, candidates: impl Iterator<Item = &'a str>) -> Opt
 }
 
 /// The JSON Schema (draft-07) of a file kind, for yaml-language-server and other editors. It
-/// refuses what the lint refuses where a schema can say it: unknown keys, wrong types, missing
-/// keys, the duration and name grammars, `since`, empty wait arguments, one action per step,
-/// `allow_senders` without `sender`, and the wait tool on runtimes that cannot wait. What needs
-/// more than one file (agents named by routines), CEL, or arithmetic (the 7d bound) stays the
-/// lint's.
+/// gives the lint's verdict where a schema can say it (docs/decisions/0011): it refuses wrong
+/// types, missing keys, merge keys, the duration and name grammars, `since`, empty wait
+/// arguments, one action per step, `allow_senders` without `sender`, and the wait tool on
+/// runtimes that cannot wait; it accepts unknown keys with the warning annotation editors show,
+/// as the lint warns of them. What needs more than one file (agents named by routines), CEL,
+/// arithmetic (the 7d bound) or a number's written form (`1.0`) stays the lint's.
 pub fn json_schema(kind: FileKind) -> Json {
     let mut schema = object_schema(fields(kind));
     add_rules(&mut schema, kind);
@@ -597,7 +649,11 @@ fn object_schema(fields: &'static [Field]) -> Json {
     for field in fields {
         let mut prop = shape_schema(&field.shape);
         if let Json::Object(map) = &mut prop {
-            map.insert("description".to_owned(), json!(field.doc));
+            let doc = match field.shape {
+                Shape::PositiveInt => format!("{}{WHOLE_NUMBER_NOTE}", field.doc),
+                _ => field.doc.to_owned(),
+            };
+            map.insert("description".to_owned(), json!(doc));
         }
         properties.insert(field.name.to_owned(), prop);
     }
@@ -606,18 +662,48 @@ fn object_schema(fields: &'static [Field]) -> Json {
         .filter(|f| f.required)
         .map(|f| f.name)
         .collect();
+    // A merge key is refused as the lint refuses it (`merge-key`); validators that merge
+    // (YAML 1.1 loaders) never see it, which docs/decisions/0011 accepts.
+    properties.insert(
+        MERGE_KEY.to_owned(),
+        json!({
+            "not": {},
+            "doNotSuggest": true,
+            "description": MERGE_MESSAGE,
+            "errorMessage": MERGE_MESSAGE,
+        }),
+    );
     let mut schema = json!({
         "type": "object",
         "properties": properties,
-        // A key the lint reports as `unknown-key` is refused, so that an editor marks it too
-        // (the lint only warns, as the platform may know more keys).
-        "additionalProperties": false,
+        // A key the lint reports as `unknown-key` is a warning there, as the platform may know
+        // keys we have not seen (PLUGIN-SCHEMA.md): the schema accepts it too and says so with
+        // the annotations editors show as a warning (VS Code and yaml-language-server mark a
+        // value whose schema has a `deprecationMessage`), never as an error.
+        "additionalProperties": {
+            "deprecationMessage": UNKNOWN_KEY_MESSAGE,
+            "doNotSuggest": true,
+            "description": UNKNOWN_KEY_MESSAGE,
+        },
     });
     if !required.is_empty() {
         schema["required"] = json!(required);
     }
     schema
 }
+
+/// What an editor shows on a key the schema does not know: the lint's `unknown-key` warning.
+pub const UNKNOWN_KEY_MESSAGE: &str = "Unknown key (ozcheck's unknown-key warning): the plugin \
+schema does not list it here, and the platform ignores keys it does not know. A misspelling?";
+
+/// What an editor shows on a merge key: the lint's `merge-key` error.
+pub const MERGE_MESSAGE: &str = "A YAML merge key (ozcheck's merge-key error): YAML 1.2 has \
+none, so the keys of the mapping are not merged here. Write them out.";
+
+/// What the JSON Schema says of a whole number: draft 07 cannot tell `1.0` from `1` once a YAML
+/// loader has read them, so the schema states what the lint refuses (docs/decisions/0011).
+const WHOLE_NUMBER_NOTE: &str = " A whole number written without a decimal point or exponent: \
+the lint refuses `1.0` (a YAML float), which a JSON Schema validator cannot tell from `1`.";
 
 fn shape_schema(shape: &Shape) -> Json {
     const SCALAR: [&str; 3] = ["string", "number", "boolean"];
@@ -629,6 +715,8 @@ fn shape_schema(shape: &Shape) -> Json {
         Shape::NonEmpty => json!({"type": SCALAR, "minLength": 1}),
         Shape::NonEmptyList => json!({"type": "array", "items": {"type": SCALAR, "minLength": 1}}),
         Shape::PositiveInt => json!({"type": "integer", "minimum": 1}),
+        Shape::Cel => json!({"type": ["string", "boolean"]}),
+        Shape::CelText => json!({"type": "string"}),
         Shape::Enum(words) => json!({"type": "string", "enum": words}),
         Shape::StrList => {
             json!({"type": "array", "items": {"type": ["string", "number", "boolean"]}})

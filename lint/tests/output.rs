@@ -376,3 +376,31 @@ fn the_sarif_checker_catches_what_it_checks() {
         assert!(std::panic::catch_unwind(|| check_sarif(&bad)).is_err());
     }
 }
+
+/// Counts in text for people carry thousands separators (`1,200 warnings`), in the summary of
+/// `full` and in the `--statistics` table; JSON carries raw digits (docs/cli.md, "Numbers").
+#[test]
+fn counts_are_grouped_in_text_and_raw_in_json() {
+    use std::fmt::Write as _;
+
+    use ozcheck_lint::render::{statistics, summary};
+    let mut text = String::from("name: many\n");
+    for i in 0..1200 {
+        let _ = writeln!(text, "zz{i:04}: x");
+    }
+    let files = [Input::from_text("flows/many.yaml", text, true)];
+    let reports = lint(&files, &PluginContext::default(), &Config::default());
+    assert_eq!(summary(&reports), "0 errors, 1,200 warnings in 1 file\n");
+    let full = render(&reports, Format::Full, false);
+    assert!(
+        full.ends_with("0 errors, 1,200 warnings in 1 file\n"),
+        "{full}"
+    );
+    let table = statistics(&reports, false);
+    assert!(table.starts_with("1,200  unknown-key"), "{table}");
+    assert!(table.contains("Found 1,200 findings (0 fixable"), "{table}");
+    let rows: Value = serde_json::from_str(&statistics(&reports, true)).expect("JSON");
+    assert_eq!(rows[0]["count"], 1200);
+    let json = render(&reports, Format::Json, false);
+    assert!(!json.contains("1,200"), "JSON counts are raw digits");
+}

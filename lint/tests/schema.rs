@@ -2,7 +2,7 @@
 //! lint, checked with an independent JSON Schema implementation (the `jsonschema` crate, draft
 //! 07, formats on): every `ok` plugin file validates; every rule the schema can express refuses
 //! its rule's Example and accepts its Use-instead; every `err` fixture that declares such a rule
-//! fails.
+//! fails. Unknown keys are accepted with a warning-level annotation, as the lint warns of them.
 
 use std::path::Path;
 
@@ -14,8 +14,10 @@ use ozcheck_lint::{FileKind, SourceFile};
 use serde_json::{Value as Json, json};
 
 /// The rules a JSON Schema can express; the others need CEL, other files or arithmetic.
+/// `unknown-key` is not among them: the lint warns and the schema accepts the key with a
+/// warning-level annotation (`lint/tests/schema_verdicts.rs` checks that verdict).
 const CATCHABLE: &[&str] = &[
-    "unknown-key",
+    "merge-key",
     "wrong-type",
     "missing-key",
     "compound-timeout",
@@ -161,7 +163,8 @@ fn the_schema_refuses_timeouts_words_and_names_the_lint_refuses() {
         ("      since: Now\n", false),
         ("      types: ['']\n", false),
         ("      subject: ''\n", false),
-        ("      sourse: s\n", false),
+        // An unknown key is accepted, with the editor warning of `additionalProperties`.
+        ("      sourse: s\n", true),
     ] {
         let errors = errors_of("flows/w.yaml", &wait(extra)).expect("a flow");
         assert_eq!(errors.is_empty(), ok, "{extra}: {errors:?}");
@@ -172,4 +175,20 @@ fn the_schema_refuses_timeouts_words_and_names_the_lint_refuses() {
             .expect("a flow")
             .is_empty()
     );
+}
+
+#[test]
+fn the_schema_marks_unknown_keys_with_a_warning_an_editor_shows() {
+    for kind in [FileKind::Agent, FileKind::Flow, FileKind::Routine] {
+        let schema = json_schema(kind);
+        let extra = &schema["additionalProperties"];
+        assert!(
+            extra["deprecationMessage"]
+                .as_str()
+                .is_some_and(|m| m.contains("unknown-key")),
+            "{schema}"
+        );
+        assert_eq!(extra["doNotSuggest"], json!(true));
+        assert_eq!(schema["properties"]["<<"]["not"], json!({}));
+    }
 }

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use clap::{Args, ValueEnum};
+use ozcheck_analyzer::cost::group;
 use ozcheck_analyzer::eval::{Event, Limits, Program, SystemClock};
 use ozcheck_analyzer::syntax::{self, ParseOptions};
 use ozcheck_analyzer::{CostRange, Diagnostic, EventBounds, Options, Verdict};
@@ -128,12 +129,15 @@ pub fn run(args: &EvalArgs) -> ExitCode {
                 Format::Full => {
                     crate::outln!("value: {}", done.value);
                     match estimate {
-                        Some(e) => {
-                            crate::outln!("cost: {} (estimate {}..{})", done.cost, e.min, e.max);
-                        }
-                        None => crate::outln!("cost: {}", done.cost),
+                        Some(e) => crate::outln!(
+                            "cost: {} (estimate {}..{})",
+                            group(done.cost),
+                            group(e.min),
+                            group(e.max)
+                        ),
+                        None => crate::outln!("cost: {}", group(done.cost)),
                     }
-                    crate::outln!("elapsed: {elapsed_us} µs");
+                    crate::outln!("elapsed: {} µs", group(elapsed_us));
                 }
             }
             ExitCode::SUCCESS
@@ -144,7 +148,7 @@ pub fn run(args: &EvalArgs) -> ExitCode {
                 Format::Json => crate::outln!("{}", ozcheck_analyzer::json::eval_error(&error)),
                 Format::Full => {
                     eprintln!("error[{kind}]: {error}");
-                    eprintln!("cost: {}", error.cost());
+                    eprintln!("cost: {}", group(error.cost()));
                 }
             }
             ExitCode::from(1)

@@ -13,6 +13,7 @@ use std::process::ExitCode;
 use clap::{Args, ValueEnum};
 
 use ozcheck_analyzer::check::Env;
+use ozcheck_analyzer::cost::group;
 use ozcheck_analyzer::{Extensions, Options, Report, Verdict};
 
 use crate::render;
@@ -299,7 +300,7 @@ fn compare_model(
             for (v, r) in [(COST_MODEL_VERSION, &current), (version, &then)] {
                 let cost = r.cost.map_or_else(
                     || "not estimated (it does not compile)".to_owned(),
-                    |c| format!("{}..{}", c.min, c.max),
+                    |c| format!("{}..{}", group(c.min), group(c.max)),
                 );
                 let now = if v == COST_MODEL_VERSION {
                     " (current)"
@@ -328,7 +329,12 @@ pub fn full(source: &str, report: &Report) -> String {
         out.push_str(&render::diagnostic(source, diagnostic));
     }
     let cost = report.cost.map_or_else(String::new, |c| {
-        format!(", cost {}..{} of {}", c.min, c.max, report.limit)
+        format!(
+            ", cost {}..{} of {}",
+            group(c.min),
+            group(c.max),
+            group(report.limit)
+        )
     });
     let verdict = match report.verdict {
         Verdict::Accepted => "accepted",
@@ -339,13 +345,14 @@ pub fn full(source: &str, report: &Report) -> String {
     out.push('\n');
     if let Some(remedy) = &report.would_pass {
         for change in &remedy.changes {
+            // The flag's value stays raw digits: it is an argument to copy.
             let _ = writeln!(
                 out,
                 "would pass with {} {} (cost ..{} of {})",
                 ozcheck_analyzer::json::flag(change.bound),
                 change.at_most,
-                change.cost,
-                report.limit
+                group(change.cost),
+                group(report.limit)
             );
         }
         if remedy.changes.is_empty() {

@@ -174,7 +174,7 @@ fn write_fixes(args: &LintArgs, fixed: &[FixedFile], from_stdin: bool) -> Result
     }
     let applied: usize = fixed.iter().map(|f| f.applied).sum();
     if !args.quiet && applied > 0 {
-        let plural = |n: usize, w: &str| format!("{n} {w}{}", if n == 1 { "" } else { "s" });
+        let plural = ozcheck_lint::render::plural;
         let _ = writeln!(
             std::io::stderr(),
             "ozcheck lint: fixed {} in {}",

@@ -143,8 +143,11 @@ fn snippet(source: &str, start: usize, end: usize) -> String {
     }
 }
 
-/// A number with thousands separators (`16,777,216`), or "unbounded" for a saturated bound.
-pub(super) fn group(n: u64) -> String {
+/// A number with thousands separators (`16,777,216`), or "unbounded" for a saturated bound:
+/// how every count, cost and size is written in text for people (the analyzer's messages, the
+/// lint's summaries, `ozcheck filter`'s verdict line; docs/cli.md, "Numbers"), while JSON and
+/// SARIF carry raw digits.
+pub fn group(n: u64) -> String {
     if n == u64::MAX {
         return "unbounded".to_owned();
     }

@@ -17,7 +17,7 @@ mod shape;
 pub mod table;
 
 pub use estimate::{CostRange, Derivation, Estimate, NodeCost, estimate};
-pub use explain::{diagnostic, dominant, explain};
+pub use explain::{diagnostic, dominant, explain, group};
 pub use model::{CostModel, SizeModel};
 pub use remedy::{BoundChange, BoundFloor, Remedy, remedy};
 pub use table::{COST_MODEL_VERSION, DEFAULT_COST_LIMIT};

@@ -53,7 +53,10 @@ pub enum EventError {
         expected: &'static str,
     },
     /// A field exceeds its bound.
-    #[error("the event field `{field}` is over its bound: more than {bound} bytes")]
+    #[error(
+        "the event field `{field}` is over its bound: more than {} bytes",
+        crate::cost::group(*.bound)
+    )]
     TooLarge {
         /// The field.
         field: &'static str,

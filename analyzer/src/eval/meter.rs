@@ -99,13 +99,16 @@ impl Clock for ManualClock {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum Stop {
     /// The next operation would have taken the cost past the limit.
-    #[error("cost limit exceeded: the evaluation would cost {cost} units")]
+    #[error(
+        "cost limit exceeded: the evaluation would cost {} units",
+        crate::cost::group(*.cost)
+    )]
     CostLimit {
         /// The cost the evaluation would have reached.
         cost: u64,
     },
     /// The deadline passed.
-    #[error("deadline exceeded after {cost} cost units")]
+    #[error("deadline exceeded after {} cost units", crate::cost::group(*.cost))]
     Deadline {
         /// The cost charged when the deadline was noticed.
         cost: u64,

@@ -220,6 +220,13 @@ pub fn full(reports: &[FileReport], color: bool) -> String {
     out
 }
 
+/// `N` and the word, in the plural unless `N` is 1, with thousands separators (`1,200 files`):
+/// the way the lint writes a count for people (docs/cli.md, "Numbers").
+pub fn plural(n: usize, word: &str) -> String {
+    let digits = ozcheck_analyzer::cost::group(u64::try_from(n).unwrap_or(u64::MAX));
+    format!("{digits} {word}{}", if n == 1 { "" } else { "s" })
+}
+
 /// `N errors, M warnings in K files`.
 pub fn summary(reports: &[FileReport]) -> String {
     let count = |s| {
@@ -229,7 +236,6 @@ pub fn summary(reports: &[FileReport]) -> String {
             .filter(|f| f.severity == s)
             .count()
     };
-    let plural = |n: usize, word: &str| format!("{n} {word}{}", if n == 1 { "" } else { "s" });
     format!(
         "{}, {} in {}\n",
         plural(count(Severity::Error), "error"),

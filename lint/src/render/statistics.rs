@@ -7,6 +7,8 @@ use std::fmt::Write as _;
 
 use serde_json::json;
 
+use ozcheck_analyzer::cost::group;
+
 use crate::FileReport;
 use crate::rules;
 
@@ -36,11 +38,9 @@ pub fn statistics(reports: &[FileReport], json: bool) -> String {
         text.push('\n');
         return text;
     }
-    let count_width = rows
-        .iter()
-        .map(|r| r.1.to_string().len())
-        .max()
-        .unwrap_or(1);
+    // Counts are for people here, grouped by thousands as everywhere in text.
+    let count = |n: usize| group(u64::try_from(n).unwrap_or(u64::MAX));
+    let count_width = rows.iter().map(|r| count(r.1).len()).max().unwrap_or(1);
     let id_width = rows.iter().map(|r| r.0.len()).max().unwrap_or(0);
     let total: usize = rows.iter().map(|r| r.1).sum();
     let fixable = reports
@@ -52,7 +52,8 @@ pub fn statistics(reports: &[FileReport], json: bool) -> String {
     for (id, n, fix) in rows {
         let _ = writeln!(
             out,
-            "{n:>count_width$}  {id:<id_width$}  {}  {}",
+            "{:>count_width$}  {id:<id_width$}  {}  {}",
+            count(n),
             if fix { "[*]" } else { "[ ]" },
             summary(id)
         );
@@ -60,8 +61,9 @@ pub fn statistics(reports: &[FileReport], json: bool) -> String {
     // The total, as ruff ends its table, with how many a safe fix removes.
     let _ = writeln!(
         out,
-        "Found {total} finding{} ({fixable} fixable with `ozcheck lint --fix`).",
-        if total == 1 { "" } else { "s" }
+        "Found {} ({} fixable with `ozcheck lint --fix`).",
+        super::plural(total, "finding"),
+        count(fixable)
     );
     out
 }

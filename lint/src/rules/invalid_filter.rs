@@ -43,7 +43,11 @@ fn check(cx: &Context<'_>, out: &mut Vec<Finding>) {
     let sender_env = SENDER_ENV.get_or_init(Env::sender);
     for spec in event_specs(cx.model) {
         let source = spec.source_name();
-        for (node, env) in [(spec.filter, filter_env), (spec.sender, sender_env)] {
+        // A boolean `sender` is `wrong-type`'s (the schema's: a sender is text).
+        let sender = spec
+            .sender
+            .filter(|n| n.scalar_kind() != Some(crate::yaml::ScalarKind::Bool));
+        for (node, env) in [(spec.filter, filter_env), (sender, sender_env)] {
             let Some(node) = node else { continue };
             let len = node.text().map_or(0, str::len);
             out.extend(cel::check(cx, RULE.id, node, 0..len, env, source));

@@ -21,7 +21,13 @@ pub const RULE: Rule = Rule {
 
 fn check(cx: &Context<'_>, out: &mut Vec<Finding>) {
     for problem in cx.schema {
-        let Problem::MissingKey { span, path, key } = problem else {
+        let Problem::MissingKey {
+            span,
+            path,
+            key,
+            merge,
+        } = problem
+        else {
             continue;
         };
         // Point at the mapping's first line rather than the whole mapping.
@@ -33,13 +39,19 @@ fn check(cx: &Context<'_>, out: &mut Vec<Finding>) {
         } else {
             format!("`{path}`")
         };
-        out.push(
-            Finding::new(
-                RULE.id,
-                span.start..line_end,
-                format!("{place} has no `{key}`"),
-            )
-            .label(format!("`{key}` is required here")),
-        );
+        let mut finding = Finding::new(
+            RULE.id,
+            span.start..line_end,
+            format!("{place} has no `{key}`"),
+        )
+        .label(format!("`{key}` is required here"));
+        if *merge {
+            // The key may sit in the merged anchor, which YAML 1.2 does not merge: say so,
+            // so that the finding does not read as false.
+            finding = finding.help(format!(
+                "the `<<` merge key here does not supply `{key}` (merge-key): write `{key}` in this mapping"
+            ));
+        }
+        out.push(finding);
     }
 }

@@ -28,6 +28,7 @@ mod invalid_template;
 mod invalid_timeout;
 mod invalid_when;
 mod invalid_yaml;
+mod merge_key;
 mod missing_instructions;
 mod missing_key;
 mod name_mismatch;
@@ -112,6 +113,7 @@ pub const RULES: &[Rule] = &[
     unknown_key::RULE,
     wrong_type::RULE,
     missing_key::RULE,
+    merge_key::RULE,
     missing_instructions::RULE,
     unknown_file_kind::RULE,
     compound_timeout::RULE,

@@ -11,7 +11,8 @@ pub const RULE: Rule = Rule {
     summary: "A key the plugin schema does not know",
     what: "Reports keys that PLUGIN-SCHEMA.md does not list for their place, suggesting the closest known key.",
     why: "A misspelt key is silently ignored by the platform: `timout: 5m` leaves the default of \
-one hour in force. It is a warning, not an error, because the platform may know keys we have not seen.",
+one hour in force. It is a warning, not an error, because the platform may know keys we have not seen; \
+the JSON Schema says the same with an editor warning (docs/decisions/0011).",
     example: "# file: flows/watch.yaml\nname: watch\nsteps:\n  - id: ci\n    wait_for_event:\n      source: github-events\n      timout: 5m\n",
     use_instead: "# file: flows/watch.yaml\nname: watch\nsteps:\n  - id: ci\n    wait_for_event:\n      source: github-events\n      timeout: 5m\n",
     assumptions: "The keys are those of PLUGIN-SCHEMA.md, including the ones it marks as our \

@@ -11,13 +11,16 @@ pub const RULE: Rule = Rule {
     summary: "A known key has a value of the wrong type",
     what: "Reports values whose shape does not match the schema: a string where a list is \
 expected, a mapping where a string is expected, a word outside a key's allowed set (such as \
-`runtime` or `since`), a non-positive `max_fires_per_hour`, and an agent, flow or routine \
-file that is empty or holds only comments.",
+`runtime` or `since`), a `max_fires_per_hour` that is not a whole number above zero written \
+as one (`1.0` is a YAML float), a number where a CEL expression belongs (`filter: 1`), and an \
+agent, flow or routine file that is empty or holds only comments.",
     why: "The platform refuses the file when it loads it, or worse, reads it differently from what you meant.",
     example: "# file: flows/watch.yaml\nname: watch\nsteps:\n  - id: ci\n    wait_for_event:\n      source: github-events\n      types: check_suite\n",
     use_instead: "# file: flows/watch.yaml\nname: watch\nsteps:\n  - id: ci\n    wait_for_event:\n      source: github-events\n      types: [check_suite]\n",
-    assumptions: "String keys accept numbers and booleans too (a `filter: true` is the CEL \
-expression `true`); `max_fires_per_hour` must be a whole number above zero.",
+    assumptions: "Text keys accept numbers and booleans too (`name: 42`); `filter` and `when` \
+accept text or a boolean (`filter: true` is the CEL expression `true`) but not a number, and \
+`sender` only text; `max_fires_per_hour` must be a whole number above zero. The JSON Schema \
+says the same, except that it cannot tell `1.0` from `1` (docs/decisions/0011).",
     fix: "Writes a single string where a list belongs as a one-item list (`types: check_suite` → `types: [check_suite]`), and a misspelt word as the only allowed word that close (`runtime: pydantic_ai` → `pydantic-ai`).",
     check,
 };
