@@ -554,12 +554,15 @@ impl<S: Store> Runtime<S> {
 
     /// A wait left `open` (in the store already): its job hears of it, its flow goes on.
     pub(crate) async fn closed(&self, wait: &Wait, state: WaitState) -> Result<(), StoreError> {
-        // Nobody listening is fine: the state is in the store.
-        let _ = self.signals.send(WaitClosed {
-            wait: wait.name.clone(),
-            job: wait.job.clone(),
-            state,
-        });
+        // Nobody listening is fine: the state is in the store. With nobody subscribed (an edge
+        // routing for the API alone), the signal's names are not copied only to be dropped.
+        if self.signals.receiver_count() > 0 {
+            let _ = self.signals.send(WaitClosed {
+                wait: wait.name.clone(),
+                job: wait.job.clone(),
+                state,
+            });
+        }
         Box::pin(self.continue_flow(wait)).await
     }
 
@@ -703,8 +706,11 @@ impl<S: Store> Runtime<S> {
         let now = self.now();
         // For each event, the distinct event it is, and whether it came first.
         let mut place: Vec<(usize, bool)> = Vec::with_capacity(events.len());
-        let mut firsts = 0;
-        {
+        // One event (a delivery alone) is its own first: no map to build.
+        if events.len() == 1 {
+            place.push((0, true));
+        } else {
+            let mut firsts = 0;
             let mut first: HashMap<(&str, &str), usize> = HashMap::new();
             for event in &events {
                 let key = (event.source.as_str(), event.id.as_str());
@@ -717,11 +723,12 @@ impl<S: Store> Runtime<S> {
                 }
             }
         }
-        // Taken, not copied: an event may be 24 KiB.
-        let distinct: Vec<Event> = events
+        // Taken, not copied: an event may be 24 KiB. Shared from here on: the stored events
+        // answered and routed are these.
+        let distinct: Vec<Arc<Event>> = events
             .into_iter()
             .zip(&place)
-            .filter_map(|(event, &(_, first))| first.then_some(event))
+            .filter_map(|(event, &(_, first))| first.then(|| Arc::new(event)))
             .collect();
         let audits: Vec<AuditRecord> = distinct
             .iter()
@@ -734,7 +741,7 @@ impl<S: Store> Runtime<S> {
             .collect();
         let received: Vec<(Option<StoredEvent>, Option<StoredEvent>)> = self
             .store
-            .receive_many(&distinct, &audits, now)
+            .receive_shared(&distinct, &audits, now)
             .await?
             .into_iter()
             .map(|received| match received {
@@ -763,8 +770,9 @@ impl<S: Store> Runtime<S> {
         to_route.sort_by_key(|stored| stored.seq);
         to_route.dedup_by_key(|stored| stored.seq);
         let mut plain = Vec::new();
+        let setup = self.setup();
         for stored in to_route {
-            if self.setup().triggers.watches(&stored.event.source) {
+            if setup.triggers.watches(&stored.event.source) {
                 self.route_marking(&std::mem::take(&mut plain), true)
                     .await?;
                 self.route_and_fire(&stored).await?;
@@ -810,16 +818,9 @@ impl<S: Store> Runtime<S> {
             return Ok(Vec::new());
         }
         let compile = |spec: &WaitSpec| self.compile_filter(spec).map_err(|r| r.to_string());
-        let keys: Vec<(String, String, String)> = events
-            .iter()
-            .map(|s| {
-                let e = &s.event;
-                (e.source.clone(), e.subject.clone(), e.kind.clone())
-            })
-            .collect();
         let found = self
             .routes
-            .candidates_many(&*self.store, &keys, &compile)
+            .candidates_many(&*self.store, events, &compile)
             .await?;
         let mut batch = Vec::with_capacity(events.len());
         let mut armed_of = Vec::with_capacity(events.len());

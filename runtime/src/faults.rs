@@ -286,7 +286,8 @@ impl<T: Rows> Rows for FaultyTx<T> {
     delegate!(write append_audits as "append_audit" (records: &[&AuditRecord]) -> ());
     delegate!(write set_outside_started_all as "set_outside_started" (ids: &[&str]) -> ());
     delegate!(write set_routed_all as "set_routed" (keys: &[(&str, &str)]) -> ());
-    delegate!(write insert_events as "insert_event" (events: &[&Event], received_at: Timestamp) -> Vec<Option<i64>>);
+    delegate!(write insert_events as "insert_event" (events: &[&Arc<Event>], received_at: Timestamp) -> Vec<Option<i64>>);
+    delegate!(write insert_shared as "insert_event" (event: &Arc<Event>, received_at: Timestamp) -> Option<i64>);
 
     async fn commit(self) -> StoreResult<()> {
         // A crash at the commit drops the transaction uncommitted.

@@ -286,7 +286,7 @@ fn wait_output(wait: &Wait) -> Next {
     if wait.state == WaitState::Open {
         return Next::Waiting;
     }
-    Next::Done(crate::render::step_output(wait, wait.matched.as_ref()))
+    Next::Done(crate::render::step_output(wait, wait.matched.as_deref()))
 }
 
 fn record_output(record: &StepRecord) -> Next {

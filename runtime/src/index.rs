@@ -109,6 +109,32 @@ impl WaitIndex {
         out
     }
 
+    /// [`WaitIndex::candidates`] that take events of type `kind`
+    /// ([`crate::model::WaitSpec::takes_type`]): the others are passed over under the lock,
+    /// not handed out to be passed over by the router.
+    pub fn candidates_of_type(
+        &self,
+        source: &str,
+        subject: &str,
+        kind: &str,
+    ) -> Vec<Arc<ArmedWait>> {
+        let Some(waits) = self.sources.get(source) else {
+            return Vec::new();
+        };
+        let takes = |a: &&Arc<ArmedWait>| a.wait.spec.takes_type(kind);
+        let mut out: Vec<Arc<ArmedWait>> =
+            waits.any_subject.values().filter(takes).cloned().collect();
+        let any = out.len();
+        if let Some(on_subject) = waits.by_subject.get(subject) {
+            out.extend(on_subject.values().filter(takes).cloned());
+        }
+        // Each map is in sequence order already; only a mix of the two needs sorting.
+        if any > 0 && out.len() > any {
+            out.sort_unstable_by_key(|a| a.wait.seq);
+        }
+        out
+    }
+
     /// The earliest deadline of an armed wait.
     pub fn next_deadline(&self) -> Option<Timestamp> {
         self.deadlines.first().map(|(t, _)| *t)
@@ -133,6 +159,16 @@ mod tests {
     use crate::model::{Since, WaitSpec, WaitState};
 
     fn wait(seq: i64, source: &str, subject: Option<&str>, deadline: i64) -> ArmedWait {
+        typed(seq, source, subject, deadline, None)
+    }
+
+    fn typed(
+        seq: i64,
+        source: &str,
+        subject: Option<&str>,
+        deadline: i64,
+        types: Option<&[&str]>,
+    ) -> ArmedWait {
         ArmedWait {
             wait: Wait {
                 seq,
@@ -140,7 +176,7 @@ mod tests {
                 job: "j".into(),
                 spec: WaitSpec {
                     source: source.into(),
-                    types: None,
+                    types: types.map(|ts| ts.iter().map(|&t| t.to_owned()).collect()),
                     subject: subject.map(str::to_owned),
                     filter: None,
                     timeout: Duration::from_secs(1),
@@ -177,5 +213,30 @@ mod tests {
         assert_eq!(seqs(index.due(Timestamp(10))), vec![4, 3]);
         assert_eq!(index.len(), 2);
         assert!(index.remove(2).is_none());
+    }
+
+    #[test]
+    fn typed_lookups_pass_over_waits_of_other_types_in_sequence_order() {
+        let mut index = WaitIndex::new();
+        index.insert(typed(5, "gh", Some("a"), 10, Some(&["push"])));
+        index.insert(typed(2, "gh", Some("a"), 10, Some(&["pr", "push"])));
+        index.insert(typed(4, "gh", None, 10, None));
+        index.insert(typed(1, "gh", None, 10, Some(&["pr"])));
+        index.insert(typed(3, "gh", Some("a"), 10, Some(&["tag"])));
+        let seqs = |v: Vec<Arc<ArmedWait>>| v.iter().map(|a| a.wait.seq).collect::<Vec<_>>();
+        assert_eq!(
+            seqs(index.candidates_of_type("gh", "a", "push")),
+            vec![2, 4, 5]
+        );
+        assert_eq!(
+            seqs(index.candidates_of_type("gh", "a", "pr")),
+            vec![1, 2, 4]
+        );
+        assert_eq!(seqs(index.candidates_of_type("gh", "b", "tag")), vec![4]);
+        assert_eq!(seqs(index.candidates_of_type("gh", "a", "tag")), vec![3, 4]);
+        assert_eq!(
+            seqs(index.candidates_of_type("zz", "a", "push")),
+            Vec::<i64>::new()
+        );
     }
 }

@@ -138,7 +138,7 @@ impl<S: Store> Runtime<S> {
     /// their event reads it from the retained events).
     pub async fn wait_event(&self, wait: &Wait) -> Result<Option<Event>, RuntimeError> {
         if let Some(event) = &wait.matched {
-            return Ok(Some(event.clone()));
+            return Ok(Some(Event::clone(event)));
         }
         Ok(match &wait.event {
             Some((source, id)) => self

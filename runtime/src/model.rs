@@ -179,8 +179,9 @@ pub struct Wait {
     /// The event it got, `(source, id)`, once matched.
     pub event: Option<(String, String)>,
     /// The event it got, as it was when claimed: the wait keeps it, so its answer and its
-    /// step output stay readable after the edge's one-day retention forgot the event.
-    pub matched: Option<Event>,
+    /// step output stay readable after the edge's one-day retention forgot the event. Shared
+    /// with the routed event, not copied (an event may be 24 KiB).
+    pub matched: Option<Arc<Event>>,
     /// Why it was refused.
     pub reason: Option<String>,
 }

@@ -16,7 +16,7 @@ use std::time::Duration;
 use crate::clock::Timestamp;
 use crate::filter::Filter;
 use crate::index::{ArmedWait, WaitIndex};
-use crate::model::{Wait, WaitSpec};
+use crate::model::{StoredEvent, Wait, WaitSpec};
 use crate::store::{Store, StoreError};
 
 /// How an edge finds open waits.
@@ -123,30 +123,42 @@ impl Routes {
         }
     }
 
-    /// The waits an event of `source` about `subject` may go to, oldest registration first,
-    /// for each `(source, subject, type)` of `keys`, in their order; a shared edge reads them
-    /// from the store at once, only those that take the type (a local edge's index may give
-    /// others too: the caller checks [`crate::model::WaitSpec::admits`] either way).
+    /// The waits each of `events` may go to, oldest registration first, in their order: those
+    /// on its subject and on any subject of its source that take its type. A shared edge reads
+    /// them from the store at once; a local edge looks them up in its index and checks the type
+    /// there, so that the waits of the event's other types are not handed out (the caller checks
+    /// [`crate::model::WaitSpec::admits`] either way).
     pub(crate) async fn candidates_many<S: Store>(
         &self,
         store: &S,
-        keys: &[(String, String, String)],
+        events: &[StoredEvent],
         compile: Compile<'_>,
     ) -> Result<Vec<Candidates>, StoreError> {
         let shared = match self {
             Routes::Local(index) => {
                 let index = lock(index);
-                return Ok(keys
+                return Ok(events
                     .iter()
-                    .map(|(source, subject, _)| Candidates {
-                        armed: index.candidates(source, subject),
-                        broken: Vec::new(),
+                    .map(|stored| {
+                        let e = &stored.event;
+                        Candidates {
+                            armed: index.candidates_of_type(&e.source, &e.subject, &e.kind),
+                            broken: Vec::new(),
+                        }
                     })
                     .collect());
             }
             Routes::Shared(shared) => shared,
         };
-        let found = store.open_waits_on_many(keys).await?;
+        // The store's statement takes owned keys.
+        let keys: Vec<(String, String, String)> = events
+            .iter()
+            .map(|s| {
+                let e = &s.event;
+                (e.source.clone(), e.subject.clone(), e.kind.clone())
+            })
+            .collect();
+        let found = store.open_waits_on_many(&keys).await?;
         let mut out = Vec::with_capacity(found.len());
         for waits in found {
             let mut candidates = Candidates {

@@ -3,9 +3,11 @@
 //! or rolled back leaves nothing. Nothing survives the process.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::sync::Arc;
 
 use tokio::sync::{Mutex, MutexGuard};
 
+use self::borrowed::{Pair, Triple};
 use super::StoreResult;
 use super::rows::{Backend, Closing, ReadRows, Rows};
 use crate::clock::Timestamp;
@@ -54,7 +56,9 @@ enum Undo {
     OutsideStarted(String),
     Ended(String),
     Wait(i64),
-    WaitState(Box<Wait>),
+    /// A wait closed: its seq and what the close replaced (an open wait's state and fields,
+    /// taken out of the row, not a copy of the whole wait).
+    WaitState(i64, Box<Reopen>),
     LookedBack(i64),
     Event(i64),
     Events(Vec<(StoredEvent, bool)>),
@@ -71,6 +75,15 @@ enum Undo {
     Flag(String, bool),
     Step,
     StepDecided(usize, StepRecord),
+}
+
+/// The fields a close of an open wait replaces, to put back if the transaction is undone.
+#[derive(Debug)]
+struct Reopen {
+    state: WaitState,
+    event: Option<(String, String)>,
+    matched: Option<Arc<Event>>,
+    reason: Option<String>,
 }
 
 impl MemoryStore {
@@ -133,8 +146,19 @@ impl Inner {
                     self.wait_names.remove(&(wait.job, wait.name));
                 }
             }
-            Undo::WaitState(wait) => {
-                self.waits.insert(wait.seq, *wait);
+            Undo::WaitState(seq, before) => {
+                if let Some(wait) = self.waits.get_mut(&seq) {
+                    let Reopen {
+                        state,
+                        event,
+                        matched,
+                        reason,
+                    } = *before;
+                    wait.state = state;
+                    wait.event = event;
+                    wait.matched = matched;
+                    wait.reason = reason;
+                }
             }
             Undo::LookedBack(seq) => {
                 self.to_look_back.insert(seq);
@@ -143,7 +167,7 @@ impl Inner {
                 self.unrouted.remove(&seq);
                 if let Some(e) = self.events.remove(&seq) {
                     self.event_keys
-                        .remove(&(e.event.source.clone(), e.event.id.clone()));
+                        .remove(&(e.event.source.as_str(), e.event.id.as_str()) as &dyn Pair);
                 }
             }
             Undo::Events(events) => {
@@ -332,8 +356,10 @@ impl ReadRows for MemoryTx<'_> {
     }
 
     async fn in_ledger(&mut self, job: &str, event: (&str, &str)) -> StoreResult<bool> {
-        let key = (job.to_owned(), event.0.to_owned(), event.1.to_owned());
-        Ok(self.rows.ledger.contains(&key))
+        Ok(self
+            .rows
+            .ledger
+            .contains(&(job, event.0, event.1) as &dyn Triple))
     }
 
     async fn ledger_of_job(&mut self, job: &str) -> StoreResult<Vec<(String, String)>> {
@@ -348,19 +374,17 @@ impl ReadRows for MemoryTx<'_> {
 
     async fn event(&mut self, source: &str, id: &str) -> StoreResult<Option<StoredEvent>> {
         let s = &self.rows;
-        let key = (source.to_owned(), id.to_owned());
         Ok(s.event_keys
-            .get(&key)
+            .get(&(source, id) as &dyn Pair)
             .and_then(|q| s.events.get(q))
             .cloned())
     }
 
     async fn is_routed(&mut self, source: &str, id: &str) -> StoreResult<Option<bool>> {
-        let key = (source.to_owned(), id.to_owned());
         Ok(self
             .rows
             .event_keys
-            .get(&key)
+            .get(&(source, id) as &dyn Pair)
             .map(|seq| !self.rows.unrouted.contains(seq)))
     }
 
@@ -512,12 +536,16 @@ impl Rows for MemoryTx<'_> {
         if wait.state != WaitState::Open {
             return Ok(false);
         }
-        let before = Box::new(wait.clone());
-        wait.state = closing.state;
-        wait.event = closing.event.map(|(s, i)| (s.to_owned(), i.to_owned()));
-        wait.matched = closing.matched.cloned();
-        wait.reason = closing.reason.map(str::to_owned);
-        self.undo.push(Undo::WaitState(before));
+        let before = Box::new(Reopen {
+            state: std::mem::replace(&mut wait.state, closing.state),
+            event: std::mem::replace(
+                &mut wait.event,
+                closing.event.map(|(s, i)| (s.to_owned(), i.to_owned())),
+            ),
+            matched: std::mem::replace(&mut wait.matched, closing.matched.cloned()),
+            reason: std::mem::replace(&mut wait.reason, closing.reason.map(str::to_owned)),
+        });
+        self.undo.push(Undo::WaitState(seq, before));
         // A closed wait looks back at nothing (the relational stores mark it in the close).
         if self.rows.to_look_back.remove(&seq) {
             self.undo.push(Undo::LookedBack(seq));
@@ -530,18 +558,29 @@ impl Rows for MemoryTx<'_> {
         event: &Event,
         received_at: Timestamp,
     ) -> StoreResult<Option<i64>> {
+        self.insert_shared(&Arc::new(event.clone()), received_at)
+            .await
+    }
+
+    async fn insert_shared(
+        &mut self,
+        event: &Arc<Event>,
+        received_at: Timestamp,
+    ) -> StoreResult<Option<i64>> {
         let s = &mut *self.rows;
-        let key = (event.source.clone(), event.id.clone());
-        if s.event_keys.contains_key(&key) {
+        if s.event_keys
+            .contains_key(&(event.source.as_str(), event.id.as_str()) as &dyn Pair)
+        {
             return Ok(None);
         }
         s.next_event += 1;
         let seq = s.next_event;
-        s.event_keys.insert(key, seq);
+        s.event_keys
+            .insert((event.source.clone(), event.id.clone()), seq);
         let stored = StoredEvent {
             seq,
             received_at,
-            event: std::sync::Arc::new(event.clone()),
+            event: Arc::clone(event),
         };
         s.events.insert(seq, stored);
         s.unrouted.insert(seq);
@@ -561,7 +600,7 @@ impl Rows for MemoryTx<'_> {
         for seq in &old {
             if let Some(e) = s.events.remove(seq) {
                 s.event_keys
-                    .remove(&(e.event.source.clone(), e.event.id.clone()));
+                    .remove(&(e.event.source.as_str(), e.event.id.as_str()) as &dyn Pair);
                 removed.push((e, s.unrouted.remove(seq)));
             }
         }
@@ -577,17 +616,21 @@ impl Rows for MemoryTx<'_> {
         wait_seq: i64,
     ) -> StoreResult<bool> {
         let _ = wait_seq;
-        let key = (job.to_owned(), event.0.to_owned(), event.1.to_owned());
-        if !self.rows.ledger.insert(key.clone()) {
+        if self
+            .rows
+            .ledger
+            .contains(&(job, event.0, event.1) as &dyn Triple)
+        {
             return Ok(false);
         }
+        let key = (job.to_owned(), event.0.to_owned(), event.1.to_owned());
+        self.rows.ledger.insert(key.clone());
         self.undo.push(Undo::Ledger(key));
         Ok(true)
     }
 
     async fn set_routed(&mut self, source: &str, id: &str) -> StoreResult<()> {
-        let key = (source.to_owned(), id.to_owned());
-        if let Some(&seq) = self.rows.event_keys.get(&key) {
+        if let Some(&seq) = self.rows.event_keys.get(&(source, id) as &dyn Pair) {
             if self.rows.unrouted.remove(&seq) {
                 self.undo.push(Undo::Routed(seq));
             }
@@ -752,5 +795,128 @@ impl Rows for MemoryTx<'_> {
     async fn rollback(self) -> StoreResult<()> {
         // Dropping undoes.
         Ok(())
+    }
+}
+
+mod borrowed {
+    //! Lookups of the memory store's string-tuple keys by borrowed strings: a probe of the
+    //! ledger or of an event's identity on the routing path would otherwise copy each string
+    //! of the key first, only to drop the copies after one lookup.
+    //!
+    //! `Hash` of a tuple hashes its fields in order, and `str` hashes as `String` does, so the
+    //! borrowed form hashes and compares exactly as the owned key; the map is std's, with its
+    //! keyed hasher (the keys are senders' strings).
+
+    use std::borrow::Borrow;
+    use std::hash::{Hash, Hasher};
+
+    /// A `(source, id)` or `(job, source, id)` key, owned or borrowed.
+    pub(super) trait Key {
+        /// The strings of the key, in order (`""` past the second for a pair).
+        fn parts(&self) -> (&str, &str, &str);
+    }
+
+    impl Key for (String, String) {
+        fn parts(&self) -> (&str, &str, &str) {
+            (&self.0, &self.1, "")
+        }
+    }
+
+    impl Key for (&str, &str) {
+        fn parts(&self) -> (&str, &str, &str) {
+            (self.0, self.1, "")
+        }
+    }
+
+    impl Key for (String, String, String) {
+        fn parts(&self) -> (&str, &str, &str) {
+            (&self.0, &self.1, &self.2)
+        }
+    }
+
+    impl Key for (&str, &str, &str) {
+        fn parts(&self) -> (&str, &str, &str) {
+            (self.0, self.1, self.2)
+        }
+    }
+
+    /// A pair and a triple never meet in one map, so they need not hash apart; within a map,
+    /// every key has the same arity and the hash is the owned tuple's.
+    pub(super) trait Pair: Key {}
+    impl Pair for (String, String) {}
+    impl Pair for (&str, &str) {}
+
+    /// See [`Pair`].
+    pub(super) trait Triple: Key {}
+    impl Triple for (String, String, String) {}
+    impl Triple for (&str, &str, &str) {}
+
+    impl Hash for dyn Pair + '_ {
+        fn hash<H: Hasher>(&self, state: &mut H) {
+            let (a, b, _) = self.parts();
+            a.hash(state);
+            b.hash(state);
+        }
+    }
+
+    impl PartialEq for dyn Pair + '_ {
+        fn eq(&self, other: &Self) -> bool {
+            self.parts() == other.parts()
+        }
+    }
+
+    impl Eq for dyn Pair + '_ {}
+
+    impl<'a> Borrow<dyn Pair + 'a> for (String, String) {
+        fn borrow(&self) -> &(dyn Pair + 'a) {
+            self
+        }
+    }
+
+    impl Hash for dyn Triple + '_ {
+        fn hash<H: Hasher>(&self, state: &mut H) {
+            let (a, b, c) = self.parts();
+            a.hash(state);
+            b.hash(state);
+            c.hash(state);
+        }
+    }
+
+    impl PartialEq for dyn Triple + '_ {
+        fn eq(&self, other: &Self) -> bool {
+            self.parts() == other.parts()
+        }
+    }
+
+    impl Eq for dyn Triple + '_ {}
+
+    impl<'a> Borrow<dyn Triple + 'a> for (String, String, String) {
+        fn borrow(&self) -> &(dyn Triple + 'a) {
+            self
+        }
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use std::collections::{HashMap, HashSet};
+
+        use super::{Pair, Triple};
+
+        #[test]
+        fn borrowed_keys_find_what_owned_keys_hold() {
+            let mut pairs = HashMap::new();
+            pairs.insert(("ci".to_owned(), "e1".to_owned()), 1);
+            pairs.insert(("ci".to_owned(), "e12".to_owned()), 2);
+            // The field boundary counts: ("ci", "e12") is not ("ci e", "12").
+            assert_eq!(pairs.get(&("ci", "e12") as &dyn Pair), Some(&2));
+            assert_eq!(pairs.get(&("ci", "e1") as &dyn Pair), Some(&1));
+            assert_eq!(pairs.get(&("cie", "12") as &dyn Pair), None);
+            assert_eq!(pairs.get(&("ci", "e") as &dyn Pair), None);
+            let mut triples = HashSet::new();
+            triples.insert(("j".to_owned(), "ci".to_owned(), "e1".to_owned()));
+            assert!(triples.contains(&("j", "ci", "e1") as &dyn Triple));
+            assert!(!triples.contains(&("j", "ci", "e2") as &dyn Triple));
+            assert!(!triples.contains(&("jc", "i", "e1") as &dyn Triple));
+        }
     }
 }

@@ -233,6 +233,20 @@ pub trait Store: Send + Sync + 'static {
         audits: &[AuditRecord],
         received_at: Timestamp,
     ) -> impl Future<Output = StoreResult<Vec<Received>>> + Send;
+    /// [`Store::receive_many`] for events the caller holds shared: the answers' stored events
+    /// share them instead of copying them (an event may be 24 KiB, and the edge routes the copy
+    /// it answers with). The default copies, for a store that keeps its own copy anyway.
+    fn receive_shared(
+        &self,
+        events: &[std::sync::Arc<Event>],
+        audits: &[AuditRecord],
+        received_at: Timestamp,
+    ) -> impl Future<Output = StoreResult<Vec<Received>>> + Send {
+        async move {
+            let owned: Vec<Event> = events.iter().map(|e| Event::clone(e)).collect();
+            self.receive_many(&owned, audits, received_at).await
+        }
+    }
     /// Marks an event as routed (its waits claimed and its triggers fired).
     fn mark_routed(&self, source: &str, id: &str) -> impl Future<Output = StoreResult<()>> + Send;
     /// Up to `limit` retained events received before `before` that are not routed, oldest first.

@@ -10,6 +10,7 @@
 //! lock is taken outside the migrator's (which the session's end releases).
 
 use std::str::FromStr;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
@@ -276,7 +277,7 @@ impl Backend for PostgresStore {
     /// two more round trips.
     async fn insert_events_committed(
         &self,
-        events: &[&Event],
+        events: &[&Arc<Event>],
         records: &[&AuditRecord],
         received_at: Timestamp,
     ) -> StoreResult<Vec<Option<i64>>> {
@@ -384,7 +385,7 @@ sql_rows!(
         }
         async fn insert_events_recorded(
             &mut self,
-            events: &[&Event],
+            events: &[&Arc<Event>],
             records: &[&AuditRecord],
             received_at: Timestamp,
         ) -> StoreResult<Vec<Option<i64>>> {
@@ -392,7 +393,7 @@ sql_rows!(
         }
         async fn insert_events(
             &mut self,
-            events: &[&Event],
+            events: &[&Arc<Event>],
             received_at: Timestamp,
         ) -> StoreResult<Vec<Option<i64>>> {
             sets::insert_events(self.conn(), events, &[], received_at).await
@@ -406,7 +407,7 @@ sql_rows!(
 /// instead of deadlocking.
 mod sets {
     use std::collections::{HashMap, HashSet};
-    use std::sync::LazyLock;
+    use std::sync::{Arc, LazyLock};
 
     use sqlx::postgres::PgConnection;
     use sqlx::{AssertSqlSafe, Row};
@@ -681,7 +682,7 @@ mod sets {
         let c_at: Vec<i64> = closings.iter().map(|c| c.1.at.0).collect();
         let c_data: Vec<Option<String>> = closings
             .iter()
-            .map(|c| event_data_column(c.1.matched))
+            .map(|c| event_data_column(c.1.matched.map(|e| &**e)))
             .collect();
         let (a_at, a_actions, a_data) = audit_columns(records);
         let r_seqs: Vec<i64> = routed.iter().filter_map(|r| r.1).collect();
@@ -753,7 +754,7 @@ mod sets {
     /// `records` (one per event, or none at all), in the events' order: one statement.
     pub(super) async fn insert_events(
         conn: &mut PgConnection,
-        events: &[&Event],
+        events: &[&Arc<Event>],
         records: &[&AuditRecord],
         received_at: Timestamp,
     ) -> StoreResult<Vec<Option<i64>>> {

@@ -10,6 +10,7 @@
 //! transaction at a time (`SQLite`), row locks under READ COMMITTED (`PostgreSQL`).
 
 use std::future::Future;
+use std::sync::Arc;
 
 use super::StoreResult;
 use crate::clock::Timestamp;
@@ -43,7 +44,7 @@ pub trait Backend: Send + Sync + 'static {
     /// of three).
     fn insert_events_committed(
         &self,
-        events: &[&Event],
+        events: &[&Arc<Event>],
         records: &[&AuditRecord],
         received_at: Timestamp,
     ) -> impl Future<Output = StoreResult<Vec<Option<i64>>>> + Send {
@@ -71,7 +72,7 @@ pub struct Closing<'a> {
     /// The event it got, `(source, id)`, when matched.
     pub event: Option<(&'a str, &'a str)>,
     /// The event itself, which the wait keeps, when matched.
-    pub matched: Option<&'a Event>,
+    pub matched: Option<&'a Arc<Event>>,
     /// Why, when refused.
     pub reason: Option<&'a str>,
     /// When.
@@ -524,7 +525,7 @@ pub trait Rows: ReadRows {
     /// added, appends its record of `records` (one per event), in the events' order.
     fn insert_events_recorded(
         &mut self,
-        events: &[&Event],
+        events: &[&Arc<Event>],
         records: &[&AuditRecord],
         received_at: Timestamp,
     ) -> impl Future<Output = StoreResult<Vec<Option<i64>>>> + Send {
@@ -542,20 +543,29 @@ pub trait Rows: ReadRows {
             Ok(seqs)
         }
     }
-    /// Adds events (distinct identities) as [`Rows::insert_event`] does, each with its new
+    /// Adds events (distinct identities) as [`Rows::insert_shared`] does, each with its new
     /// sequence or `None` if it was known.
     fn insert_events(
         &mut self,
-        events: &[&Event],
+        events: &[&Arc<Event>],
         received_at: Timestamp,
     ) -> impl Future<Output = StoreResult<Vec<Option<i64>>>> + Send {
         async move {
             let mut out = Vec::with_capacity(events.len());
             for event in events {
-                out.push(self.insert_event(event, received_at).await?);
+                out.push(self.insert_shared(event, received_at).await?);
             }
             Ok(out)
         }
+    }
+    /// [`Rows::insert_event`] for an event the caller holds shared: a backend that keeps
+    /// events as values (memory) keeps this one instead of a copy.
+    fn insert_shared(
+        &mut self,
+        event: &Arc<Event>,
+        received_at: Timestamp,
+    ) -> impl Future<Output = StoreResult<Option<i64>>> + Send {
+        self.insert_event(event, received_at)
     }
 
     /// Makes every write of the transaction durable and visible.

@@ -177,6 +177,16 @@ impl<B: Backend> Store for B {
         audits: &[AuditRecord],
         received_at: Timestamp,
     ) -> StoreResult<Vec<Received>> {
+        let shared: Vec<Arc<Event>> = events.iter().cloned().map(Arc::new).collect();
+        self.receive_shared(&shared, audits, received_at).await
+    }
+
+    async fn receive_shared(
+        &self,
+        events: &[Arc<Event>],
+        audits: &[AuditRecord],
+        received_at: Timestamp,
+    ) -> StoreResult<Vec<Received>> {
         let mut answers: Vec<Option<Received>> = vec![None; events.len()];
         // A known event can be purged between the insert that found it and the read; the next
         // insert then succeeds, so two rounds always decide.
@@ -187,7 +197,7 @@ impl<B: Backend> Store for B {
             if open.is_empty() {
                 break;
             }
-            let batch: Vec<&Event> = open.iter().map(|&i| &events[i]).collect();
+            let batch: Vec<&Arc<Event>> = open.iter().map(|&i| &events[i]).collect();
             let records: Vec<&AuditRecord> = open.iter().map(|&i| &audits[i]).collect();
             let seqs = self
                 .insert_events_committed(&batch, &records, received_at)
@@ -202,7 +212,7 @@ impl<B: Backend> Store for B {
                     Some(Received::New(StoredEvent {
                         seq,
                         received_at,
-                        event: Arc::new(event.clone()),
+                        event: Arc::clone(event),
                     }))
                 } else {
                     let view = match &mut read {

@@ -132,7 +132,7 @@ pub(super) fn wait_from_row(row: &impl Columns) -> StoreResult<Wait> {
     };
     let state = wait_state_from_row(row)?;
     let event = row.opt_text("event_source")?.zip(row.opt_text("event_id")?);
-    let matched = event_data(row, "waits.event_data")?;
+    let matched = event_data(row, "waits.event_data")?.map(std::sync::Arc::new);
     Ok(Wait {
         seq: row.int("seq")?,
         name: row.text("name")?,
@@ -723,7 +723,7 @@ macro_rules! sql_rows {
                 .bind(closing.event.map(|e| e.1))
                 .bind(closing.reason)
                 .bind(closing.at.0)
-                .bind($crate::store::sql::event_data_column(closing.matched))
+                .bind($crate::store::sql::event_data_column(closing.matched.map(|e| &**e)))
                 .bind(seq)
                 .execute(self.conn())
                 .await?;

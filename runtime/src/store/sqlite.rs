@@ -742,6 +742,25 @@ macro_rules! threaded_store {
                     .await
             }
 
+            async fn receive_shared(
+                &self,
+                events: &[Arc<Event>],
+                audits: &[AuditRecord],
+                received_at: Timestamp,
+            ) -> StoreResult<Vec<Received>> {
+                let (events, audits) = (events.to_vec(), audits.to_vec());
+                self.threads()
+                    .write(move |db| {
+                        on!(db, |b| Store::receive_shared(
+                            b,
+                            &events,
+                            &audits,
+                            received_at
+                        ))
+                    })
+                    .await
+            }
+
             async fn mark_routed(&self, source: &str, id: &str) -> StoreResult<()> {
                 let (source, id) = (source.to_owned(), id.to_owned());
                 self.threads()

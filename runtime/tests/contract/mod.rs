@@ -347,11 +347,11 @@ async fn claims<S: Store>(store: &S) {
     );
     let c1 = store.wait("cj", "c1").await.unwrap().unwrap();
     assert_eq!(
-        (c1.state, c1.event, c1.matched),
+        (c1.state, c1.event, c1.matched.as_deref()),
         (
             WaitState::Matched,
             Some(("ci".into(), "ce".into())),
-            Some(event("ce"))
+            Some(&event("ce"))
         )
     );
     assert_eq!(
@@ -583,7 +583,11 @@ async fn kept_events_and_ended_jobs<S: Store>(store: &S) {
     store.purge_events(Timestamp(i64::MAX)).await.unwrap();
     assert!(store.event("ci", "ke").await.unwrap().is_none());
     let kept = store.wait("kj", "same").await.unwrap().unwrap();
-    assert_eq!(kept.matched, Some(event("ke")), "the wait keeps its event");
+    assert_eq!(
+        kept.matched.as_deref(),
+        Some(&event("ke")),
+        "the wait keeps its event"
+    );
 
     let open = inserted(
         store
@@ -809,7 +813,7 @@ async fn batches<S: Store>(store: &S) {
         (
             wait.state,
             wait.event.map(|e| e.1),
-            wait.matched.map(|e| e.id),
+            wait.matched.map(|e| e.id.clone()),
         )
     };
     let matched = |id: &str| (WaitState::Matched, Some(id.to_owned()), Some(id.to_owned()));
