@@ -454,7 +454,7 @@ fn evaluate(
     let event = Arc::clone(&event.event);
     py.detach(|| {
         let estimate = if static_check {
-            match ozcheck::cmd::eval::static_check(&expr, limit) {
+            match ozcheck::cmd::eval::static_check(&expr, limit, ozcheck_analyzer::EventBounds::DEFAULT) {
                 Ok(estimate) => estimate,
                 Err(diagnostics) => return (false, json::refused(&diagnostics).to_string()),
             }
