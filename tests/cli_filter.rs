@@ -342,15 +342,30 @@ fn compare_model_shows_an_earlier_carried_version() {
     assert_eq!(code, 0, "{stdout}");
     let lines: Vec<&str> = stdout.lines().collect();
     assert_eq!(lines.len(), 2, "{stdout}");
-    assert!(lines[0].starts_with("cost model 4 (current): "), "{stdout}");
+    assert!(lines[0].starts_with("cost model 5 (current): "), "{stdout}");
     assert!(lines[1].starts_with("cost model 3: "), "{stdout}");
     let (code, v) = json(&["--compare-model", "3", source]);
     assert_eq!(code, 0);
     let models = v["models"].as_array().unwrap();
-    assert_eq!(models[0]["version"], 4);
+    assert_eq!(models[0]["version"], 5);
     assert_eq!(models[1]["version"], 3);
     let max = |m: &serde_json::Value| m["cost"]["max"].as_u64().unwrap();
     assert!(max(&models[0]) > max(&models[1]), "{v}");
+}
+
+/// `--compare-model 4`: version 5 tightened the estimator, so a comparison inside a loop that
+/// version 4 refused is accepted now, and the report shows both figures.
+#[test]
+fn compare_model_shows_what_version_5_tightened() {
+    let source = "event.attributes.reviewers.exists(r, r == event.attributes.author)";
+    let (code, v) = json(&["--compare-model", "4", source]);
+    assert_eq!(code, 0, "{v}");
+    let models = v["models"].as_array().unwrap();
+    assert_eq!(models[0]["version"], 5);
+    assert_eq!(models[1]["version"], 4);
+    let max = |m: &serde_json::Value| m["cost"]["max"].as_u64().unwrap();
+    assert!(max(&models[0]) < 100_000, "{v}");
+    assert!(max(&models[1]) > 1_000_000, "{v}");
 }
 
 #[test]
@@ -359,7 +374,7 @@ fn compare_model_names_the_carried_versions() {
     assert_eq!(code, 2);
     assert!(stdout.is_empty());
     assert!(
-        stderr.contains("does not carry cost-model version 1; it carries versions 3, 4"),
+        stderr.contains("does not carry cost-model version 1; it carries versions 3, 4, 5"),
         "{stderr}"
     );
 }

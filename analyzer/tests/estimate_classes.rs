@@ -5,7 +5,7 @@
 
 use ozcheck_analyzer::check::Env;
 use ozcheck_analyzer::eval::{Event, Limits, Program};
-use ozcheck_analyzer::{EventBounds, Options, check_filter, compile};
+use ozcheck_analyzer::{EventBounds, Options, Verdict, check_filter, compile};
 use serde_json::{Value, json};
 
 /// Metered cost of `source` on an event with these attributes and text (no cost limit).
@@ -186,4 +186,122 @@ fn identity_conversions_cost_one_call() {
     let attributes = fill(|n| json!({ "title": "t".repeat(n) }));
     assert_sound("bytes(event.attributes.title) == b''", &attributes, "", "");
     assert_sound("string(event.attributes.title) == ''", &attributes, "", "");
+}
+
+/// Tightness, cost-model version 5 (each of these was refused under version 4 at 8–1,334 M
+/// units while a hand-built event reached at most 2–36 % of the limit): the estimate stays
+/// sound on the event that reaches the most, and within 10× of it.
+fn assert_within_tenfold(source: &str, attributes: &Value, text: &str, action: &str) {
+    let (cost, max) = assert_sound(source, attributes, text, action);
+    let report = check_filter(source, &Options::default());
+    assert!(
+        report.verdict == Verdict::Accepted,
+        "{source} is refused at {max}: {:?}",
+        report.diagnostics
+    );
+    assert!(
+        max <= cost.saturating_mul(10),
+        "{source}: estimate {max} is more than 10× the reachable {cost}"
+    );
+}
+
+/// Rule (version 5): `min(a, b)` in a comparison is bounded by the operand that holds the
+/// innermost loop's element, which the loop then sums over its list's bytes; version 4 took
+/// whichever part the estimator met last, here the one outside the loop, at its cap on every
+/// iteration.
+#[test]
+fn a_comparison_in_a_loop_is_bounded_by_the_loops_element() {
+    // Elements that differ from the author at the last byte: every comparison walks to the
+    // end, and `exists` never stops early. Sound on it; the most iterations (the smallest
+    // elements) reach the most.
+    let author = "y".repeat(16);
+    let reviewer = format!("{}z", "y".repeat(15));
+    let attributes = fill(|n| json!({ "author": author, "reviewers": vec![reviewer.clone(); n] }));
+    assert_sound(
+        "event.attributes.reviewers.exists(r, r == event.attributes.author)",
+        &attributes,
+        "",
+        "",
+    );
+    let attributes = fill(|n| json!({ "author": "y", "reviewers": vec![0; n] }));
+    assert_within_tenfold(
+        "event.attributes.reviewers.exists(r, r == event.attributes.author)",
+        &attributes,
+        "",
+        "",
+    );
+    let text = "a ".repeat(8 * 1024);
+    let attributes = fill(|n| json!({ "keyword": "a".repeat(n) }));
+    assert_within_tenfold(
+        "event.text.split(' ').exists(w, w == event.attributes.keyword)",
+        &attributes,
+        &text,
+        "",
+    );
+}
+
+/// Rule (version 5): the terms of degree one of a budget are bounded together, so twenty
+/// members concatenated are priced at the budget once per position, not every member at the
+/// whole budget.
+#[test]
+fn members_concatenated_share_their_budget() {
+    let members: Vec<String> = (0..20).map(|i| format!("event.attributes.p{i}")).collect();
+    let source = format!("{} == event.text", members.join(" + "));
+    let attributes = fill(|n| {
+        let mut map = serde_json::Map::new();
+        map.insert("p0".to_owned(), json!("a".repeat(n)));
+        for i in 1..20 {
+            map.insert(format!("p{i}"), json!("a"));
+        }
+        Value::Object(map)
+    });
+    assert_within_tenfold(&source, &attributes, &"a".repeat(16 * 1024), "");
+}
+
+/// Rule (version 5): a loop over one of several lists is priced as the largest loop over each,
+/// and a loop over a concatenation as the sum of the loops over its pieces, each summing its
+/// elements over its own part.
+#[test]
+fn a_loop_over_one_of_several_lists_sums_each_on_its_own() {
+    let text = "x".repeat(16 * 1024);
+    let subject_heavy = |source: &str, attributes: Value| {
+        let options = Options::default();
+        let checked = compile(source, &Env::filter(), &options).expect("compiles");
+        let program = Program::from_checked(&checked).expect("program");
+        let raw = json!({
+            "id": "1", "source": "s", "type": "t", "action": "opened",
+            "subject": "y".repeat(256), "text": text, "attributes": attributes,
+        });
+        let event = Event::from_value(&raw, &EventBounds::DEFAULT).expect("within bounds");
+        let limits = Limits::default()
+            .with_cost(None)
+            .with_deadline(std::time::Duration::from_secs(3600));
+        let cost = match program.eval_event(&event, &limits) {
+            Ok(done) => done.cost,
+            Err(err) => err.cost(),
+        };
+        let report = check_filter(source, &options);
+        let max = report.cost.expect("estimated").max;
+        assert!(cost <= max, "{source}: metered {cost} > estimated {max}");
+        assert!(
+            report.verdict == Verdict::Accepted,
+            "{source} is refused at {max}"
+        );
+        assert!(
+            max <= cost.saturating_mul(10),
+            "{source}: {max} against {cost}"
+        );
+    };
+    subject_heavy(
+        "(event.action == 'x' ? event.attributes.l : event.text.split('')).exists(c, event.subject.contains(c))",
+        json!({}),
+    );
+    subject_heavy(
+        "event.attributes.?l.orValue(event.text.split('')).exists(c, event.subject.contains(c))",
+        json!({}),
+    );
+    subject_heavy(
+        "(event.attributes.l + event.text.split('')).exists(c, event.subject.contains(c))",
+        json!({ "l": [] }),
+    );
 }

@@ -83,6 +83,34 @@ fn attribute_sets() -> Vec<Value> {
             Value::Object((0..n).map(|i| (key(i), value.clone())).collect())
         }));
     }
+    // Version 5's shapes: a list beside the value its elements are compared with (equal
+    // elements, so every comparison walks to the end), the budget in one long pair, members
+    // concatenated, lists iterated beside the text.
+    for len in [1, 8, 40] {
+        let s = "y".repeat(len);
+        sets.push(fill(
+            |n| json!({ "reviewers": list(n, &json!(s)), "author": s }),
+        ));
+        sets.push(fill(
+            |n| json!({ "labels": list(n, &json!("a".repeat(len))) }),
+        ));
+        sets.push(fill(
+            |n| json!({ "l": list(n, &json!(s)), "m": list(n, &json!(s)) }),
+        ));
+    }
+    sets.push(fill(
+        |n| json!({ "reviewers": ["y".repeat(n)], "author": "y".repeat(n) }),
+    ));
+    sets.push(fill(|n| json!({ "keyword": "a".repeat(n) })));
+    sets.push(json!({ "keyword": "LGTM" }));
+    sets.push(fill(|n| json!({ "l": ["x".repeat(n)] })));
+    sets.push(fill(
+        |n| json!({ "p0": "a".repeat(n), "p1": "a", "p2": "a", "p3": "a", "p4": "a" }),
+    ));
+    sets.push(fill(|n| {
+        let s = "a".repeat(n);
+        json!({ "p0": s, "p1": s, "p2": s, "p3": s, "p4": s })
+    }));
     // Nested lists.
     sets.push(fill(|n| json!({ "a": list(n, &json!([1])) })));
     sets.push(fill(|n| json!({ "a": [list(n, &json!(1))] })));
@@ -119,6 +147,19 @@ const FILTERS: &[&str] = &[
     "size(event.text) > 3 ? event.attributes.a.map(x, string(x)).size() > 0 : event.text.endsWith('x')",
     "[event.text, event.id].exists(s, s.contains(event.attributes.a))",
     "event.attributes.a in [event.attributes.b, event.attributes.labels]",
+    // Cost-model version 5: a comparison in a loop bounded by the loop's element, linear
+    // terms of one budget bounded together, loops over one of several lists or over their
+    // concatenation summed per list.
+    "event.attributes.reviewers.exists(r, r == event.attributes.author)",
+    "event.attributes.reviewers.exists(r, event.attributes.author != r)",
+    "event.text.split(' ').exists(w, w == event.attributes.keyword)",
+    "event.attributes.labels.exists(l, l < event.text)",
+    "event.attributes.p0 + event.attributes.p1 + event.attributes.p2 + event.attributes.p3 + event.attributes.p4 == event.text",
+    "(event.action == 'x' ? event.attributes.l : event.text.split('')).exists(c, event.subject.contains(c))",
+    "(event.action == 'opened' ? event.attributes.l : event.text.split('')).exists(c, event.subject.contains(c))",
+    "event.attributes.?l.orValue(event.text.split('')).exists(c, event.subject.contains(c))",
+    "(event.attributes.l + event.text.split('')).exists(c, event.subject.contains(c))",
+    "(event.attributes.l + event.attributes.m).map(c, c + 'x').exists(c, event.subject.contains(c))",
 ];
 
 #[test]

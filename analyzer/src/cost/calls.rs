@@ -26,14 +26,24 @@ pub(super) fn traversal(len: &Poly) -> Poly {
     }
 }
 
-/// A polynomial bound on `min(a, b)`: a constant when either is one, else the operand whose
-/// newest variable is newer (the innermost loop's), so that the inner sum absorbs it.
-pub(super) fn min_poly(a: Poly, b: Poly) -> Poly {
+/// A polynomial bound on `min(a, b)`: a constant when either is one; else, from model
+/// version 5 on, the operand that holds the element of the innermost loop summing over it
+/// ([`Walker::loop_depth`]), so that the loop's sum absorbs it (`r == event.attributes.author`
+/// inside a loop over `reviewers` is bounded by `r`, and the loop sums `r` to the list's bytes);
+/// otherwise (and under earlier versions) the operand whose newest variable is newer. Any choice
+/// is sound: `min(a, b)` is at most either.
+pub(super) fn min_poly(walker: &Walker<'_>, a: Poly, b: Poly) -> Poly {
     match (a.as_constant(), b.as_constant()) {
-        (Some(x), Some(y)) => Poly::constant(x.min(y)),
+        (Some(first), Some(second)) => Poly::constant(first.min(second)),
         (Some(_), None) => a,
         (None, Some(_)) => b,
         (None, None) => {
+            if walker.model.loop_aware_min() {
+                let (depth_a, depth_b) = (walker.loop_depth(&a), walker.loop_depth(&b));
+                if depth_a != depth_b {
+                    return if depth_b > depth_a { b } else { a };
+                }
+            }
             if b.newest_var() > a.newest_var() {
                 b
             } else {
@@ -276,8 +286,10 @@ pub(crate) fn binary(w: &mut Walker<'_>, op: BinaryOp, l: &Val, r: &Val) -> Val 
                 shape: Shape::Scalar,
             };
         }
-        BinaryOp::Eq | BinaryOp::Ne => equality(&l.shape, &r.shape),
-        BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge => ordering(&l.shape, &r.shape),
+        BinaryOp::Eq | BinaryOp::Ne => equality(w, &l.shape, &r.shape),
+        BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge => {
+            ordering(w, &l.shape, &r.shape)
+        }
         BinaryOp::In => membership(w, &l.shape, &r.shape),
         BinaryOp::Add => addition(w, &l.shape, &r.shape),
         BinaryOp::Sub | BinaryOp::Mul | BinaryOp::Div | BinaryOp::Rem => (
@@ -290,6 +302,23 @@ pub(crate) fn binary(w: &mut Walker<'_>, op: BinaryOp, l: &Val, r: &Val) -> Val 
         max: operands.add(&own),
         min: operands_min.saturating_add(own_min),
         shape,
+    }
+}
+
+/// The lists an operand of a list concatenation contributes: its own pieces when it is a
+/// concatenation itself, else the operand (whose list alternatives a loop will iterate).
+/// Only an operand's alternatives that may be lists take part: a list concatenation of
+/// anything else is an evaluation error.
+fn concatenation_pieces(s: &Shape) -> Vec<Shape> {
+    let lists: Vec<&Shape> = s
+        .alternatives()
+        .iter()
+        .filter(|a| matches!(a, Shape::List(_) | Shape::Json(_) | Shape::Unknown))
+        .collect();
+    match lists.as_slice() {
+        [Shape::List(l)] if !l.pieces.is_empty() => l.pieces.clone(),
+        [one] => vec![(*one).clone()],
+        _ => vec![s.clone()],
     }
 }
 
@@ -310,13 +339,13 @@ fn may_be_container(s: &Shape) -> bool {
 /// of the shorter, two containers by one call plus the smaller deep size (the walk visits at
 /// most that much), anything else (two kinds that differ included) one call. Under `dyn` a side
 /// may be several kinds, so the bound is the max over the pairs its shapes allow.
-fn equality(a: &Shape, b: &Shape) -> (Poly, u64, Shape) {
+fn equality(w: &Walker<'_>, a: &Shape, b: &Shape) -> (Poly, u64, Shape) {
     let mut cost = Poly::constant(table::CALL as f64);
     if let (Some(x), Some(y)) = (a.as_str(), b.as_str()) {
-        cost = cost.max(&sized(&traversal(&min_poly(x, y))));
+        cost = cost.max(&sized(&traversal(&min_poly(w, x, y))));
     }
     if may_be_container(a) && may_be_container(b) {
-        let deep = min_poly(a.deep_size(), b.deep_size());
+        let deep = min_poly(w, a.deep_size(), b.deep_size());
         cost = cost.max(&deep.add_const(table::CALL as f64));
     }
     let min = if certainly_str(a) && certainly_str(b) {
@@ -328,10 +357,10 @@ fn equality(a: &Shape, b: &Shape) -> (Poly, u64, Shape) {
 }
 
 /// `<`, `<=`, `>`, `>=`: strings and bytes by one traversal of the shorter, else one call.
-fn ordering(a: &Shape, b: &Shape) -> (Poly, u64, Shape) {
+fn ordering(w: &Walker<'_>, a: &Shape, b: &Shape) -> (Poly, u64, Shape) {
     let mut cost = Poly::constant(table::CALL as f64);
     if let (Some(x), Some(y)) = (a.as_str(), b.as_str()) {
-        cost = cost.max(&sized(&traversal(&min_poly(x, y))));
+        cost = cost.max(&sized(&traversal(&min_poly(w, x, y))));
     }
     let min = if certainly_str(a) && certainly_str(b) {
         table::compare_sized(a.str_min(), b.str_min())
@@ -447,6 +476,13 @@ fn addition(w: &Walker<'_>, lhs: &Shape, rhs: &Shape) -> (Poly, u64, Shape) {
             min_len: amin.saturating_add(bmin),
             elem: ea.union(eb),
             elem_var: None,
+            pieces: if w.model.sums_each_alternative() {
+                let mut pieces = concatenation_pieces(a);
+                pieces.extend(concatenation_pieces(b));
+                pieces
+            } else {
+                Vec::new()
+            },
         }));
         shape = Some(shape.map_or(s.clone(), |k| k.union(s)));
     }

@@ -5,7 +5,7 @@
 use super::calls;
 use super::model::{CostModel, SizeModel};
 use super::parts::{Part, Parts};
-use super::poly::{Mono, Poly};
+use super::poly::{Mono, Poly, Var};
 use super::shape::{Shape, UNBOUNDED};
 use super::table;
 use crate::Options;
@@ -20,6 +20,11 @@ mod nodes;
 /// Recursion deeper than this gives up on the subtree (an unbounded estimate), so hostile
 /// nesting can never overflow the stack; the parser's own limit is far lower.
 const MAX_DEPTH: u32 = 300;
+
+/// The most extra passes over comprehension bodies one estimate spends on ranges of several
+/// possible values (`loops.rs`, `comprehension_per_alternative`): each pass is one more walk of
+/// a body, so this keeps an estimate linear in the expression's size.
+const MAX_EXTRA_PASSES: usize = 32;
 
 /// A `{min, max}` cost range in cost units.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
@@ -84,9 +89,15 @@ pub fn estimate(checked: &Checked, env: &Env, options: &Options) -> Estimate {
         env,
         model: options.model,
         sizes: options.sizes,
-        parts: Parts::new(options.bounds, options.sizes),
+        parts: {
+            let mut parts = Parts::new(options.bounds, options.sizes);
+            parts.share_linear = options.model.shares_linear_terms();
+            parts
+        },
         scopes: Vec::new(),
         multipliers: vec![(Poly::constant(1.0), 1)],
+        summing: Vec::new(),
+        extra_passes: MAX_EXTRA_PASSES,
         nodes: vec![None; ast.len()],
         depth: 0,
     };
@@ -153,11 +164,33 @@ pub(crate) struct Walker<'a> {
     scopes: Vec<(&'a str, Shape)>,
     /// The joint iteration bound of the comprehensions around the current node.
     multipliers: Vec<(Poly, u64)>,
+    /// The element variables of the comprehensions around the current node that sum over
+    /// their elements (outermost first).
+    summing: Vec<Var>,
+    /// How many more passes over comprehension bodies the per-alternative rule may spend
+    /// ([`MAX_EXTRA_PASSES`] per estimate); past it, alternatives are merged.
+    extra_passes: usize,
     nodes: Vec<Option<NodeCost>>,
     depth: u32,
 }
 
 impl Walker<'_> {
+    /// How deep the innermost summing loop whose element holds a variable of `p` sits: 1 for
+    /// the outermost loop around the current node, 0 when no such loop holds any of `p`'s
+    /// variables.
+    pub(crate) fn loop_depth(&self, p: &Poly) -> usize {
+        p.vars()
+            .into_iter()
+            .filter_map(|v| {
+                self.summing
+                    .iter()
+                    .rposition(|x| self.parts.encloses(*x, v))
+                    .map(|i| i + 1)
+            })
+            .max()
+            .unwrap_or(0)
+    }
+
     /// The checker's type of a node (`dyn` when the checker left none).
     fn static_type(&self, id: NodeId) -> &Type {
         self.types.get(id as usize).unwrap_or(&Type::Dyn)

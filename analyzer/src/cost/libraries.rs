@@ -53,6 +53,7 @@ impl Walker<'_> {
                     min_len: 0,
                     elem: Shape::Json(x),
                     elem_var: Some(x),
+                    pieces: Vec::new(),
                 })
             }
             _ => shape.as_list(&self.parts).map(|(len, elem)| ListShape {
@@ -60,6 +61,7 @@ impl Walker<'_> {
                 min_len: 0,
                 elem,
                 elem_var: None,
+                pieces: Vec::new(),
             }),
         }
     }
@@ -143,6 +145,7 @@ impl Walker<'_> {
                         min_len: len,
                         elem: Shape::Scalar,
                         elem_var: None,
+                        pieces: Vec::new(),
                     }));
                     (
                         cost,
@@ -288,6 +291,7 @@ impl Walker<'_> {
             min_len: 0,
             elem,
             elem_var,
+            pieces: Vec::new(),
         }));
         (cost, least, shape)
     }
@@ -363,6 +367,7 @@ impl Walker<'_> {
                     min_len: 0,
                     elem: flat_elem(&list.elem, depth),
                     elem_var: None,
+                    pieces: Vec::new(),
                 }));
                 (cost, table::CALL, shape)
             }
@@ -410,12 +415,14 @@ impl Walker<'_> {
             return (constant(table::CALL), 0, Shape::Scalar);
         };
         let (da, db) = (a.shape.deep_size(), b.shape.deep_size());
+        let w: &Walker<'_> = self;
         // Testing each of `items` (deep sizes together `items_deep`) in `list`.
         let tests = |items: &ListShape, items_deep: &Poly, list: &ListShape, list_deep: &Poly| {
             items
                 .len
                 .mul(&list.len.add_const(table::CALL as f64))
                 .add(&min_poly(
+                    w,
                     list.len.mul(items_deep),
                     items.len.mul(list_deep),
                 ))

@@ -70,6 +70,26 @@ impl CostModel {
         self.version >= 4
     }
 
+    /// Whether `min(a, b)` of two sizes is bounded by the operand that holds the innermost
+    /// loop's element (version 5 on), so that the loop sums it over the list's bytes; earlier
+    /// versions took the operand whose part the estimator met last, which inside a loop is
+    /// often a part outside it, priced at its cap on every iteration.
+    pub(crate) const fn loop_aware_min(self) -> bool {
+        self.version >= 5
+    }
+
+    /// Whether the estimator's final maximisation bounds the terms of degree one of a budget
+    /// together (version 5 on) rather than each at the whole budget.
+    pub(crate) const fn shares_linear_terms(self) -> bool {
+        self.version >= 5
+    }
+
+    /// Whether a comprehension over a range of several possible values is priced as the
+    /// largest of the loops over each (version 5 on) rather than over their merge.
+    pub(crate) const fn sums_each_alternative(self) -> bool {
+        self.version >= 5
+    }
+
     /// The allocation charge of the container of a list a library function builds
     /// ([`table::ALLOC_PER_LIST`], version 4 on; earlier versions charged none).
     pub const fn list_alloc(self) -> u64 {

@@ -104,6 +104,9 @@ pub(crate) struct Parts {
     named: HashMap<(Option<Var>, String), Var>,
     bounds: EventBounds,
     model: SizeModel,
+    /// Whether [`Parts::maximize`] bounds the linear terms of one budget together (cost-model
+    /// version 5 on) rather than each at its own maximum.
+    pub(crate) share_linear: bool,
 }
 
 impl Parts {
@@ -113,6 +116,7 @@ impl Parts {
             named: HashMap::new(),
             bounds,
             model,
+            share_linear: false,
         }
     }
 
@@ -328,12 +332,66 @@ impl Parts {
     }
 
     /// The greatest value of `p` over every event within bounds.
+    ///
+    /// Every monomial is maximised on its own (the maximum of a sum is at most the sum of the
+    /// maxima), except that, from cost-model version 5 on, the terms of degree one are bounded
+    /// together per budget ([`Parts::maximize_linear`]).
     pub(crate) fn maximize(&self, p: &Poly) -> f64 {
         let mut total = 0.0;
+        let mut linear = Vec::new();
         for (mono, c) in p.terms() {
-            total += c * self.maximize_mono(mono);
+            match mono.as_slice() {
+                [(v, 1)] if self.share_linear && self.model == SizeModel::Shared => {
+                    linear.push((*v, *c));
+                }
+                _ => total += c * self.maximize_mono(mono),
+            }
         }
-        total
+        total + self.maximize_linear(&linear)
+    }
+
+    /// The greatest value of `Σ cᵢ·bᵢ` (every `cᵢ ≥ 0`). The variables are put in clusters of
+    /// one budget whose members are pairwise disjoint, so a cluster's sizes add up to at most
+    /// what is left of the budget after their framing (`B'`, as for a product in
+    /// [`Parts::maximize_group`]), and each `bᵢ` is at most its cap. Over that polytope the
+    /// linear sum peaks where the budget goes to the largest coefficients first, each variable
+    /// up to its cap (the fractional knapsack, exact for a linear objective); the sum of the
+    /// clusters' peaks bounds the whole. Without this, `a + b + … + t` of twenty members priced
+    /// every member at the whole budget, twenty times what one event can hold.
+    fn maximize_linear(&self, terms: &[(Var, f64)]) -> f64 {
+        let mut clusters: Vec<(Var, Vec<(Var, f64)>)> = Vec::new();
+        for &(v, c) in terms {
+            let root = self.budget_root(v);
+            let home = clusters.iter_mut().find(|(r, members)| {
+                *r == root && members.iter().all(|&(m, _)| self.disjoint(m, v))
+            });
+            match home {
+                Some((_, members)) => members.push((v, c)),
+                None => clusters.push((root, vec![(v, c)])),
+            }
+        }
+        clusters
+            .iter_mut()
+            .map(|(root, members)| {
+                let each: f64 = members.iter().map(|&(v, c)| c * self.part(v).cap).sum();
+                if members.len() == 1 {
+                    return each;
+                }
+                let framing: f64 = members.iter().map(|&(v, _)| self.part(v).overhead).sum();
+                let mut budget = (self.part(*root).cap - 2.0 - framing).max(0.0);
+                members.sort_by(|a, b| b.1.total_cmp(&a.1));
+                let mut shared = 0.0;
+                for &(v, c) in members.iter() {
+                    let take = self.part(v).cap.min(budget);
+                    shared += c * take;
+                    budget -= take;
+                    if budget <= 0.0 {
+                        break;
+                    }
+                }
+                shared.min(each)
+            })
+            .sum()
     }
 
     /// The greatest value of one monomial (coefficient 1).

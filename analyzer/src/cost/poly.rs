@@ -102,6 +102,20 @@ impl Poly {
         self.add(&Poly::constant(c))
     }
 
+    /// `self − c` on the constant term, which stays non-negative (lowered to zero at most):
+    /// for taking back a part the caller knows the constant term counted more than once.
+    #[must_use]
+    pub(crate) fn sub_const(&self, c: f64) -> Poly {
+        let mut out = self.clone();
+        if let Ok(i) = out.terms.binary_search_by(|(m, _)| m.as_slice().cmp(&[])) {
+            out.terms[i].1 = (out.terms[i].1 - c).max(0.0);
+            if out.terms[i].1 == 0.0 {
+                out.terms.remove(i);
+            }
+        }
+        out
+    }
+
     /// `c · self`.
     #[must_use]
     pub(crate) fn scale(&self, c: f64) -> Poly {

@@ -51,6 +51,10 @@ pub(crate) struct ListShape {
     /// When the elements come one-to-one from distinct elements of a part, the variable that
     /// stands for "this element" in `elem`: a comprehension over the list may then sum over it.
     pub(crate) elem_var: Option<Var>,
+    /// When the list is a concatenation (cost-model version 5 on): the shapes of the lists it
+    /// joins, so that a loop over it may sum over each piece's own part
+    /// (`estimate/loops.rs`). Empty otherwise.
+    pub(crate) pieces: Vec<Shape>,
 }
 
 /// A bound on a map.
@@ -96,6 +100,7 @@ impl Shape {
                 min_len: 0,
                 elem: Shape::of_type(elem, hint.and_then(|h| h.items.as_deref()), path),
                 elem_var: None,
+                pieces: Vec::new(),
             })),
             Type::Map(key, val) => Shape::Map(Box::new(MapShape {
                 len: max(),
@@ -126,6 +131,7 @@ impl Shape {
                 } else {
                     None
                 },
+                pieces: Vec::new(),
             })),
             (Shape::Map(a), Shape::Map(b)) => Shape::Map(Box::new(MapShape {
                 len: a.len.max(&b.len),
@@ -259,6 +265,7 @@ impl Shape {
                 min_len: l.min_len,
                 elem: l.elem.map_vars(f),
                 elem_var: l.elem_var.map(&mut *f),
+                pieces: l.pieces.iter().map(|p| p.map_vars(f)).collect(),
             })),
             Shape::Map(m) => Shape::Map(Box::new(MapShape {
                 len: m.len.map_vars(&mut *f),

@@ -12,6 +12,53 @@ use super::access::EVENT_FIELDS;
 use super::{Val, Walker, units};
 use crate::syntax::{Comprehension, ExprKind, Literal, MacroKind};
 
+/// How the passes over several shapes of a range combine.
+#[derive(Clone, Copy)]
+enum Combine {
+    /// The range is one of the shapes: the largest pass bounds the loop.
+    Largest,
+    /// The range is the concatenation of the shapes: the loop is every pass in turn.
+    Sum,
+}
+
+/// The shape of the concatenation of lists of the given shapes: one list whose pieces they
+/// are, when every one is a list; else the union (a sound, looser bound).
+fn concatenated(shapes: Vec<Shape>) -> Shape {
+    let lists: Option<Vec<&ListShape>> = shapes
+        .iter()
+        .map(|s| match s {
+            Shape::List(l) => Some(&**l),
+            _ => None,
+        })
+        .collect();
+    match lists {
+        Some(lists) if !lists.is_empty() => {
+            let mut len = Poly::zero();
+            let mut min_len = 0u64;
+            let mut elem: Option<Shape> = None;
+            for l in &lists {
+                len = len.add(&l.len);
+                min_len = min_len.saturating_add(l.min_len);
+                elem = Some(match elem {
+                    None => l.elem.clone(),
+                    Some(e) => e.union(l.elem.clone()),
+                });
+            }
+            Shape::List(Box::new(ListShape {
+                len,
+                min_len,
+                elem: elem.unwrap_or(Shape::Scalar),
+                elem_var: None,
+                pieces: shapes.clone(),
+            }))
+        }
+        _ => shapes
+            .into_iter()
+            .reduce(Shape::union)
+            .unwrap_or(Shape::Scalar),
+    }
+}
+
 /// One iteration plan: how often a comprehension runs its body and what its variable is.
 struct Iteration {
     count: Poly,
@@ -169,6 +216,159 @@ impl<'a> Walker<'a> {
         if matches!(c.kind, MacroKind::OptMap | MacroKind::OptFlatMap) {
             return (self.opt_map(c, &range), None);
         }
+        let alternatives = range.shape.alternatives().len();
+        if self.model.sums_each_alternative()
+            && alternatives > 1
+            && alternatives <= self.extra_passes
+        {
+            self.extra_passes -= alternatives;
+            return self.comprehension_per_alternative(c, &range);
+        }
+        self.comprehension_over(c, &range)
+    }
+
+    /// A range that may be one of several values (`c ? event.attributes.l :
+    /// event.text.split('')`, `m.?l.orValue(…)`): the loop runs over exactly one of them, so
+    /// its cost is at most the largest of the loops over each, and each of those sums its
+    /// elements over its own part. Merging the alternatives first would bound every element by
+    /// the largest whole part and count the most elements of any, pricing the loop at the
+    /// product of the two (docs/cost-model.md §4, "Comprehensions").
+    fn comprehension_per_alternative(
+        &mut self,
+        c: &'a Comprehension,
+        range: &Val,
+    ) -> (Val, Option<String>) {
+        let shapes = range.shape.alternatives().to_vec();
+        self.comprehension_passes(c, range, &shapes, Combine::Largest)
+    }
+
+    /// The passes of [`Walker::comprehension_per_alternative`] and of a loop over a
+    /// concatenation (`Combine::Sum`): the body is visited once per shape, and the per-node
+    /// figures kept for explanations are the largest of the passes. [`Walker::extra_passes`]
+    /// bounds the passes over the whole expression, so nested unions cannot multiply them.
+    fn comprehension_passes(
+        &mut self,
+        c: &'a Comprehension,
+        range: &Val,
+        shapes: &[Shape],
+        combine: Combine,
+    ) -> (Val, Option<String>) {
+        let before = self.nodes.clone();
+        let mut kept = before.clone();
+        let mut passes = Vec::new();
+        for shape in shapes {
+            // A concatenation's range is evaluated once: its cost is added once, below.
+            let one = match combine {
+                Combine::Largest => Val {
+                    max: range.max.clone(),
+                    min: range.min,
+                    shape: shape.clone(),
+                },
+                Combine::Sum => Val {
+                    max: Poly::zero(),
+                    min: 0,
+                    shape: shape.clone(),
+                },
+            };
+            let (val, assumption) = self.comprehension_over(c, &one);
+            for (k, node) in kept.iter_mut().zip(&self.nodes) {
+                if let Some(n) = node {
+                    if k.as_ref().is_none_or(|old| old.max < n.max) {
+                        *k = Some(n.clone());
+                    }
+                }
+            }
+            self.nodes.clone_from(&before);
+            let peak = self.parts.maximize(&val.max);
+            passes.push((val, assumption, peak));
+        }
+        self.nodes = kept;
+        let assumption = passes
+            .iter()
+            .max_by(|a, b| a.2.total_cmp(&b.2))
+            .and_then(|p| p.1.clone());
+        let min = passes.iter().map(|p| p.0.min).min().unwrap_or(0);
+        let val = match combine {
+            Combine::Largest => {
+                // A pass over a value that cannot be iterated ends in an evaluation error: its
+                // cost counts, its (empty) result does not, or it would erase what the other
+                // passes know of theirs (a concatenation's pieces).
+                let iterable = |s: &Shape| {
+                    matches!(
+                        s,
+                        Shape::List(_)
+                            | Shape::Map(_)
+                            | Shape::Json(_)
+                            | Shape::Object(..)
+                            | Shape::Unknown
+                    )
+                };
+                let any_iterable = shapes.iter().any(iterable);
+                let mut max = Poly::zero();
+                let mut result: Option<Shape> = None;
+                for ((val, _, _), shape) in passes.into_iter().zip(shapes) {
+                    max = max.max(&val.max);
+                    if iterable(shape) || !any_iterable {
+                        result = Some(match result {
+                            None => val.shape,
+                            Some(r) => r.union(val.shape),
+                        });
+                    }
+                }
+                Val {
+                    max,
+                    min,
+                    shape: result.unwrap_or(Shape::Scalar),
+                }
+            }
+            Combine::Sum => {
+                // Every pass paid the macro's fixed part; the loop pays it once.
+                let fixed = match c.kind {
+                    MacroKind::All | MacroKind::Exists => table::COMPREHENSION_RESULT,
+                    MacroKind::ExistsOne => table::EXISTS_ONE_RESULT,
+                    _ => table::MAP_FILTER_FIXED,
+                };
+                let repeated = fixed.saturating_mul(passes.len().saturating_sub(1) as u64);
+                let mut max = range.max.clone();
+                let mut shapes = Vec::new();
+                for (val, _, _) in passes {
+                    max = max.add(&val.max);
+                    shapes.push(val.shape);
+                }
+                Val {
+                    // Subtracted last, so no coefficient is ever negative: the constant
+                    // term holds every pass's fixed part by now.
+                    max: max.sub_const(repeated as f64),
+                    min: range.min.saturating_add(min),
+                    shape: concatenated(shapes),
+                }
+            }
+        };
+        (val, assumption)
+    }
+
+    /// A comprehension over a range of one shape (or of alternatives merged into one).
+    fn comprehension_over(&mut self, c: &'a Comprehension, range: &Val) -> (Val, Option<String>) {
+        // A loop over a concatenation visits each piece's elements in turn: its cost is the sum
+        // of the loops over each piece, each summing its elements over its own part. Not for
+        // `sortBy` and the transforms into a map, whose sorting (`n·log n`) grows faster than
+        // the sum over the pieces.
+        if let Shape::List(l) = &range.shape {
+            let per_element = matches!(
+                c.kind,
+                MacroKind::All
+                    | MacroKind::Exists
+                    | MacroKind::ExistsOne
+                    | MacroKind::Map
+                    | MacroKind::Filter
+                    | MacroKind::TransformList
+            );
+            if per_element && l.pieces.len() > 1 && l.pieces.len() <= self.extra_passes {
+                self.extra_passes -= l.pieces.len();
+                let pieces = l.pieces.clone();
+                return self.comprehension_passes(c, range, &pieces, Combine::Sum);
+            }
+        }
         let plan = self.iteration(&range.shape);
         let count_max = self.parts.maximize(&plan.count);
         let outer = self
@@ -187,8 +387,14 @@ impl<'a> Walker<'a> {
             self.scopes.push((&c.var, plan.elem.clone()));
             1
         };
+        if let Some((x, _)) = plan.sum {
+            self.summing.push(x);
+        }
         let pred = c.predicate.map(|p| self.visit(p));
         let transform = c.transform.map(|t| self.visit(t));
+        if plan.sum.is_some() {
+            self.summing.pop();
+        }
         self.scopes.truncate(self.scopes.len() - bound);
         self.multipliers.pop();
 
@@ -287,12 +493,14 @@ impl<'a> Walker<'a> {
                 min_len: plan.min_count,
                 elem: transform_shape.clone().unwrap_or(Shape::Scalar),
                 elem_var: plan.sum.map(|(x, _)| x),
+                pieces: Vec::new(),
             })),
             MacroKind::Filter => Shape::List(Box::new(ListShape {
                 len: plan.count.clone(),
                 min_len: 0,
                 elem: plan.elem.clone(),
                 elem_var: plan.sum.map(|(x, _)| x),
+                pieces: Vec::new(),
             })),
             MacroKind::TransformMap => super::super::libraries::transformed_map(
                 plan.count.clone(),
@@ -312,6 +520,7 @@ impl<'a> Walker<'a> {
                 min_len: 0,
                 elem: plan.elem.clone(),
                 elem_var: plan.sum.map(|(x, _)| x),
+                pieces: Vec::new(),
             })),
             _ => Shape::Scalar,
         };

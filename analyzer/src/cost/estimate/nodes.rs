@@ -117,6 +117,7 @@ impl Walker<'_> {
             min_len: n - optional as u64,
             elem: elem.unwrap_or(Shape::Scalar),
             elem_var: None,
+            pieces: Vec::new(),
         }));
         val
     }
