@@ -160,6 +160,9 @@ const FILTERS: &[&str] = &[
     "event.attributes.?l.orValue(event.text.split('')).exists(c, event.subject.contains(c))",
     "(event.attributes.l + event.text.split('')).exists(c, event.subject.contains(c))",
     "(event.attributes.l + event.attributes.m).map(c, c + 'x').exists(c, event.subject.contains(c))",
+    "'%x'.format([event.attributes.a]) != ''",
+    "'%X and %x'.format([event.text, event.attributes.labels]) != ''",
+    "'%b %o'.format([event.attributes.n, event.attributes.a]) != ''",
 ];
 
 #[test]

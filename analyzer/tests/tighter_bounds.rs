@@ -103,3 +103,40 @@ fn replace_with_a_large_count_is_bounded_by_the_text() {
         max("event.text.replace('', 'xy', 3) == 'x'") < max("event.text.replace('', 'xy') == 'x'")
     );
 }
+
+/// Version 5: `%b` and `%o` write at most a number each, and `%x` a number or two hex digits per
+/// byte of a string argument, whatever else the argument list holds (426,101 under version 4).
+#[test]
+fn radix_clauses_write_a_number_or_the_hex_of_a_string() {
+    let source = "'%x'.format([event.attributes.x]) == 'x'";
+    let bound = max(source);
+    assert!(bound <= 20_000, "{bound} (426,101 under version 4)");
+    let mut heaviest = 0;
+    for x in [
+        json!(-9_223_372_036_854_775_808i64),
+        json!(18_446_744_073_709_551_615u64),
+        json!(vec![1e308; 100]),
+        json!("x".repeat(8184)),
+        json!("\u{10FFFF}".repeat(2046)),
+        json!({ "a": "x".repeat(8000) }),
+    ] {
+        let cost = metered(source, "", &json!({ "x": x }));
+        assert!(cost <= bound, "{x}: {cost} > {bound}");
+        heaviest = heaviest.max(cost);
+    }
+    assert!(bound <= heaviest * 2, "{bound} against {heaviest}");
+    let binary = "'%b and %o'.format([event.attributes.x, event.attributes.y]) == 'x'";
+    let bound = max(binary);
+    assert!(bound <= 1_000, "{bound}");
+    for (x, y) in [
+        (
+            json!(-9_223_372_036_854_775_808i64),
+            json!(18_446_744_073_709_551_615u64),
+        ),
+        (json!(true), json!(-1)),
+        (json!("x".repeat(4000)), json!("y".repeat(4000))),
+    ] {
+        let cost = metered(binary, "", &json!({ "x": x, "y": y }));
+        assert!(cost <= bound, "{x} {y}: {cost} > {bound}");
+    }
+}

@@ -60,9 +60,9 @@ pub(crate) struct Literals {
     pub(crate) pattern: Option<u64>,
     /// The value of each argument (after the receiver) that is an int literal.
     pub(crate) ints: Vec<Option<i64>>,
-    /// For `format` on a literal pattern whose clauses are all `%d`, `%f` or `%e`: how many
-    /// there are ([`super::libraries::numeric_clauses`]).
-    pub(crate) numeric_format: Option<u64>,
+    /// For `format` on a literal pattern with no `%s` clause: its clauses by kind
+    /// ([`super::libraries::numeric_clauses`]).
+    pub(crate) numeric_format: Option<super::libraries::FormatClauses>,
 }
 
 /// The cost of a call on top of its operands' costs.
@@ -87,8 +87,12 @@ pub(crate) fn call(
         min = receiver.min;
     }
     let library = match (function, literals.numeric_format, operands) {
-        ("format", Some(clauses), [pattern, _]) if w.model.tighter_bounds() => {
-            Some(w.numeric_format(pattern, clauses))
+        // Version 4 bounded `%d`, `%f` and `%e` per clause; version 5 also `%b`, `%o`, `%x`.
+        ("format", Some(clauses), [pattern, args])
+            if w.model.tighter_bounds()
+                && (w.model.bounds_radix_clauses() || clauses.radix + clauses.hex == 0) =>
+        {
+            Some(w.numeric_format(pattern, args, clauses))
         }
         _ => w.library_call(function, operands, &literals.ints),
     };

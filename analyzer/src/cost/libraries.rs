@@ -95,14 +95,31 @@ impl Walker<'_> {
         }
     }
 
-    /// `pattern.format(args)` on a literal pattern of `clauses` clauses, each `%d`, `%f` or `%e`:
-    /// each formats a number (at most [`FORMATTED_SCALAR_MAX`] bytes) or fails before it
-    /// writes, whatever the arguments are (docs/cost-model.md §2.1).
-    pub(crate) fn numeric_format(&self, pattern: &Val, clauses: u64) -> Own {
+    /// `pattern.format(args)` on a literal pattern with no `%s` ([`FormatClauses`]): each
+    /// clause writes at most [`FORMATTED_SCALAR_MAX`] bytes or fails before it writes, and
+    /// the `%x` clauses also the hex text of the strings among the arguments, each argument used
+    /// once (docs/cost-model.md §2.1).
+    pub(crate) fn numeric_format(
+        &mut self,
+        pattern: &Val,
+        args: &Val,
+        clauses: FormatClauses,
+    ) -> Own {
         let Some(n) = pattern.shape.as_str() else {
             return unbounded();
         };
-        let out = n.add_const(clauses.saturating_mul(FORMATTED_SCALAR_MAX) as f64);
+        let count = clauses
+            .numeric
+            .saturating_add(clauses.radix)
+            .saturating_add(clauses.hex);
+        let mut out = n.add_const(count.saturating_mul(FORMATTED_SCALAR_MAX) as f64);
+        if clauses.hex > 0 {
+            let text = match self.list_of(&args.shape) {
+                Some(list) => self.sum_over(&list, &hex_text(&list.elem)),
+                None => Poly::constant(UNBOUNDED),
+            };
+            out = out.add(&text);
+        }
         let cost = sized(&traversal(&n)).add(&self.bytes_alloc(&out));
         (cost, table::CALL, Shape::Str { max: out, min: 0 })
     }
@@ -473,13 +490,31 @@ fn flat_elem(elem: &Shape, depth: i64) -> Shape {
     out.unwrap_or(Shape::Scalar)
 }
 
-/// The number of clauses of a `format` pattern when every one is `%d`, `%f` or `%e` (with or
-/// without a precision): each then formats a number or fails before it writes, so each writes at
-/// most [`FORMATTED_SCALAR_MAX`] bytes whatever the argument list holds. `None` for any other
-/// clause, or a pattern that does not parse.
-pub(crate) fn numeric_clauses(pattern: &str) -> Option<u64> {
+/// The clauses of a `format` pattern that never take a value's text as it is: `%d`, `%f`,
+/// `%e` (with or without a precision), `%b` and `%o` each format a number (or a bool) or fail
+/// before they write, so each writes at most [`FORMATTED_SCALAR_MAX`] bytes whatever the
+/// argument list holds; `%x` and `%X` format an int or uint the same way, or a string or bytes
+/// as two hex digits per byte, and fail on anything else (a list, a map, a double).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct FormatClauses {
+    /// `%d`, `%f`, `%e`: the clauses version 4 already bounded per clause.
+    pub(crate) numeric: u64,
+    /// `%b` and `%o`, bounded per clause from version 5 on.
+    pub(crate) radix: u64,
+    /// `%x` and `%X`, bounded per clause plus two bytes per byte of text from version 5 on.
+    pub(crate) hex: u64,
+}
+
+/// The clauses of a `format` pattern when none is `%s` ([`FormatClauses`]). `None` for a `%s`
+/// or an unknown clause, or a pattern that does not parse.
+pub(crate) fn numeric_clauses(pattern: &str) -> Option<FormatClauses> {
     let bytes = pattern.as_bytes();
-    let (mut i, mut count) = (0, 0u64);
+    let mut i = 0;
+    let mut clauses = FormatClauses {
+        numeric: 0,
+        radix: 0,
+        hex: 0,
+    };
     while i < bytes.len() {
         if bytes[i] != b'%' {
             i += 1;
@@ -497,12 +532,32 @@ pub(crate) fn numeric_clauses(pattern: &str) -> Option<u64> {
             }
         }
         match bytes.get(i) {
-            Some(b'd' | b'f' | b'e') => count += 1,
+            Some(b'd' | b'f' | b'e') => clauses.numeric += 1,
+            Some(b'b' | b'o') => clauses.radix += 1,
+            Some(b'x' | b'X') => clauses.hex += 1,
             _ => return None,
         }
         i += 1;
     }
-    Some(count)
+    Some(clauses)
+}
+
+/// The most hex text `%x` writes for a value of `shape` beyond [`FORMATTED_SCALAR_MAX`]: two
+/// bytes per byte of a string or bytes value (a JSON string of `b` bytes decodes to at most
+/// `b`); numbers are within the per-clause constant, and a list or a map fails before it
+/// writes.
+fn hex_text(shape: &Shape) -> Poly {
+    let mut out = Poly::zero();
+    for alt in shape.alternatives() {
+        let bound = match alt {
+            Shape::Str { max, .. } => max.scale(2.0),
+            Shape::Json(v) => Poly::var(*v, 2.0),
+            Shape::Scalar | Shape::List(_) | Shape::Map(_) => Poly::zero(),
+            Shape::Object(..) | Shape::Unknown | Shape::Union(_) => Poly::constant(UNBOUNDED),
+        };
+        out = out.max(&bound);
+    }
+    out
 }
 
 /// The most text one value formats to: strings as themselves (bytes at three bytes each, a

@@ -90,6 +90,12 @@ impl CostModel {
         self.version >= 5
     }
 
+    /// Whether `format` patterns of `%b`, `%o`, `%x` and `%X` clauses (and no `%s`) are bounded
+    /// per clause (version 5 on); earlier versions priced them as `%s` of their arguments.
+    pub(crate) const fn bounds_radix_clauses(self) -> bool {
+        self.version >= 5
+    }
+
     /// The allocation charge of the container of a list a library function builds
     /// ([`table::ALLOC_PER_LIST`], version 4 on; earlier versions charged none).
     pub const fn list_alloc(self) -> u64 {
