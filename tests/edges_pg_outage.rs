@@ -1,7 +1,8 @@
 //! The database unavailable for 10 s under two `ozcheck serve` edges: deliveries meanwhile are
-//! answered 503 (with `Retry-After`), the edges stay up, and once the database is back every
-//! delivery the senders retried is acknowledged and nothing acknowledged before or after is
-//! lost. Its own test binary: it stops the server that the binary's other tests would share.
+//! answered 503 (with `Retry-After`), the edges stay up, an edge killed and restarted during the
+//! outage waits for the database (it used to exit with status 2) and serves once it is back,
+//! and every delivery the senders retried is acknowledged and nothing acknowledged before or
+//! after is lost. Its own test binary: it stops the server that the binary's other tests would share.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -80,8 +81,23 @@ fn the_database_away_for_ten_seconds_gives_503s_and_loses_nothing_acknowledged()
         // A wait registered meanwhile is refused the same way.
         let args = json!({"source": "ci"}).to_string();
         during = Some(http(&addrs[0], "POST", "/jobs/j0/waits/late", &args).unwrap());
+        // An edge that crashes and is restarted during the outage waits for the database
+        // instead of exiting, and listens once the database is back.
+        let mut second = edges.pop().expect("two edges");
+        second.kill();
+        let restarting = scope.spawn(move || {
+            second.restart();
+            (second, Instant::now())
+        });
         std::thread::sleep(OUTAGE.saturating_sub(down.elapsed()));
+        let back = Instant::now();
         pg.start_again();
+        let (second, listening) = restarting.join().expect("the restarted edge listens");
+        assert!(
+            listening >= back,
+            "the restarted edge listened before the database was back"
+        );
+        edges.push(second);
         senders.join().unwrap()
     });
     let (status, body) = during.unwrap();

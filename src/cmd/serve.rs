@@ -84,11 +84,24 @@ async fn serve(args: &ServeArgs, config: Config) -> Result<(), String> {
             served
         }
         StoreLocation::Postgres(url) => {
-            let store = Arc::new(
-                PostgresStore::connect(url)
-                    .await
-                    .map_err(|e| format!("{}: {e}", args.db))?,
-            );
+            // A database that is down (or starting) is waited for, so an edge restarted
+            // during an outage comes up with the database instead of exiting; a stop signal
+            // meanwhile ends the wait.
+            let db = args.db.to_string();
+            let connect = PostgresStore::connect_patiently(url, |error, delay| {
+                tracing::warn!(
+                    target: "ozcheck_runtime",
+                    "{db}: the database is unreachable ({error}); trying again in {} ms",
+                    delay.as_millis()
+                );
+            });
+            let store = tokio::select! {
+                store = connect => Arc::new(store.map_err(|e| format!("{}: {e}", args.db))?),
+                () = stop_signal() => {
+                    tracing::info!(target: "ozcheck_runtime", "stopped before the database was reached");
+                    return Ok(());
+                }
+            };
             let edge = args
                 .edge
                 .clone()

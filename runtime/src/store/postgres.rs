@@ -30,6 +30,56 @@ const POOL_SIZE: u32 = 16;
 /// short, so an unavailable database is reported while the sender can still retry.
 const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(3);
 
+/// Why opening a store failed: connecting, or bringing the schema up to date.
+#[derive(Debug)]
+enum OpenError {
+    Connect(sqlx::Error),
+    Migrate(sqlx::migrate::MigrateError),
+}
+
+impl OpenError {
+    fn may_pass(&self) -> bool {
+        match self {
+            OpenError::Connect(e) => may_pass(e),
+            OpenError::Migrate(sqlx::migrate::MigrateError::Execute(e)) => may_pass(e),
+            OpenError::Migrate(_) => false,
+        }
+    }
+}
+
+impl std::fmt::Display for OpenError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            OpenError::Connect(e) => e.fmt(f),
+            OpenError::Migrate(e) => e.fmt(f),
+        }
+    }
+}
+
+impl From<OpenError> for StoreError {
+    fn from(e: OpenError) -> Self {
+        match e {
+            OpenError::Connect(e) => e.into(),
+            OpenError::Migrate(e) => e.into(),
+        }
+    }
+}
+
+/// Whether a failed attempt to reach the database may succeed later: the connection could not
+/// be made or broke (an I/O error, no connection within the pool's timeout), or the server
+/// said it cannot take one now (SQLSTATE class 08, connection exceptions; 57P01–57P03, shutting
+/// down, crashed, starting up; 53300, too many connections). Anything else (authentication,
+/// a missing database, a configuration error) is not mended by waiting.
+pub fn may_pass(e: &sqlx::Error) -> bool {
+    match e {
+        sqlx::Error::Io(_) | sqlx::Error::PoolTimedOut => true,
+        sqlx::Error::Database(db) => db.code().is_some_and(|code| {
+            code.starts_with("08") || matches!(&*code, "57P01" | "57P02" | "57P03" | "53300")
+        }),
+        _ => false,
+    }
+}
+
 /// The `PostgreSQL` store. Cheap to clone (a connection pool).
 #[derive(Clone, Debug)]
 pub struct PostgresStore {
@@ -109,6 +159,38 @@ impl PostgresStore {
     /// is made by a statement once each connection is open, not by a startup parameter, which
     /// connection poolers may refuse.
     pub async fn connect_with(options: PgConnectOptions) -> StoreResult<Self> {
+        Ok(Self::open(options).await?)
+    }
+
+    /// Connects as [`PostgresStore::connect`] does, but waits for a database that is not
+    /// there yet: while the attempt fails for a reason that may pass ([`may_pass`]: the server
+    /// is unreachable, starting, shutting down or out of connection slots), it calls
+    /// `waiting` with the error and the delay, sleeps, and tries again, the delay doubling from
+    /// a quarter of a second to five seconds. A reason no retry mends (a malformed URL, a
+    /// refused password, a database that does not exist, a failed migration) ends it at once.
+    /// An edge restarted during a database outage thus comes up when the database does,
+    /// rather than exiting (the caller stops waiting on its own signal by dropping the
+    /// future).
+    pub async fn connect_patiently(
+        url: &str,
+        mut waiting: impl FnMut(&str, Duration),
+    ) -> StoreResult<Self> {
+        let options = PgConnectOptions::from_str(url)?;
+        let mut delay = Duration::from_millis(250);
+        loop {
+            match Self::open(options.clone()).await {
+                Ok(store) => return Ok(store),
+                Err(e) if e.may_pass() => {
+                    waiting(&e.to_string(), delay);
+                    tokio::time::sleep(delay).await;
+                    delay = (delay * 2).min(Duration::from_secs(5));
+                }
+                Err(e) => return Err(e.into()),
+            }
+        }
+    }
+
+    async fn open(options: PgConnectOptions) -> Result<Self, OpenError> {
         let pool = PgPoolOptions::new()
             .max_connections(POOL_SIZE)
             .acquire_timeout(ACQUIRE_TIMEOUT)
@@ -127,8 +209,9 @@ impl PostgresStore {
                 })
             })
             .connect_with(options)
-            .await?;
-        migrator().run(&pool).await?;
+            .await
+            .map_err(OpenError::Connect)?;
+        migrator().run(&pool).await.map_err(OpenError::Migrate)?;
         Ok(Self { pool })
     }
 
