@@ -55,12 +55,56 @@ struct State {
 #[derive(Debug, Default)]
 pub struct Faults {
     state: Mutex<State>,
+    /// The database's availability, shared by every handle on it.
+    outage: Option<Arc<Outage>>,
+}
+
+/// A database outage that every handle on one database sees at once (as edges on one
+/// `PostgreSQL` server do when it stops): while it lasts, every transaction, read and row
+/// write fails with an error (the transaction in flight is dropped uncommitted, as a broken
+/// connection's would be), but nothing crashes: once it ends, the same handles work again.
+#[derive(Debug, Default)]
+pub struct Outage {
+    down: std::sync::atomic::AtomicBool,
+}
+
+impl Outage {
+    /// A database that is up.
+    pub fn new() -> Arc<Self> {
+        Arc::new(Self::default())
+    }
+
+    /// The database goes away (`true`) or comes back (`false`).
+    pub fn set_down(&self, down: bool) {
+        self.down.store(down, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// Whether the database is away.
+    pub fn is_down(&self) -> bool {
+        self.down.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
+fn outage_error() -> StoreError {
+    StoreError("the database is unavailable".to_owned())
 }
 
 impl Faults {
     /// A switch that is not armed.
     pub fn new() -> Arc<Self> {
         Arc::new(Self::default())
+    }
+
+    /// A switch that is not armed, on a database whose outages `outage` says.
+    pub fn with_outage(outage: Arc<Outage>) -> Arc<Self> {
+        Arc::new(Self {
+            state: Mutex::default(),
+            outage: Some(outage),
+        })
+    }
+
+    fn database_down(&self) -> bool {
+        self.outage.as_ref().is_some_and(|o| o.is_down())
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {
@@ -97,19 +141,24 @@ impl Faults {
         self.lock().trace.clone()
     }
 
-    /// Fails once the store has crashed.
+    /// Fails once the store has crashed, or while the database is away.
     fn alive(&self) -> StoreResult<()> {
         match &self.lock().crashed {
             Some(at) => Err(crash_error(at)),
+            None if self.database_down() => Err(outage_error()),
             None => Ok(()),
         }
     }
 
-    /// One step named `name`: it runs, or the store crashes here.
+    /// One step named `name`: it runs, or the store crashes here (or fails, without crashing,
+    /// while the database is away; such a step is not counted).
     fn step(&self, name: &'static str) -> StoreResult<()> {
         let mut state = self.lock();
         if let Some(at) = &state.crashed {
             return Err(crash_error(at));
+        }
+        if self.database_down() {
+            return Err(outage_error());
         }
         let number = state.steps;
         state.steps += 1;

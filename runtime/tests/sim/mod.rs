@@ -6,7 +6,9 @@
 //! The trace is data ([`Op`]): registrations and their retries, deliveries, redeliveries and
 //! replays of the same signed bytes, clock jumps (small, past deadlines, past the one-day
 //! retention), clock ticks of one edge, crashes armed at the N-th store step of an edge (every
-//! row write and commit is a step, [`ozcheck_runtime::faults`]) and restarts. Operations run one
+//! row write and commit is a step, [`ozcheck_runtime::faults`]), restarts, and database outages
+//! (every store call of every edge fails until the database comes back; an edge restarted
+//! meanwhile starts when it does). Operations run one
 //! after another on a single-threaded executor, so a trace always runs the same way, and a
 //! failing trace can be shrunk: steps are dropped while it still fails with the same violation,
 //! and the shortest trace is printed with its seed.
@@ -25,7 +27,7 @@ use std::time::Duration;
 
 use ozcheck_runtime::clock::{ManualClock, Timestamp};
 use ozcheck_runtime::config::Config;
-use ozcheck_runtime::faults::{Faults, Faulty, Plan};
+use ozcheck_runtime::faults::{Faults, Faulty, Outage, Plan};
 use ozcheck_runtime::model::{FireState, WaitState};
 use ozcheck_runtime::source::Delivery;
 use ozcheck_runtime::store::rows::Backend;
@@ -60,8 +62,14 @@ pub enum Op {
     Tick { edge: usize },
     /// Arms a crash of `edge` at its `step`-th store step from now.
     Crash { edge: usize, step: u64 },
-    /// Stops `edge` as a crash would and starts it again on the same store.
+    /// Stops `edge` as a crash would and starts it again on the same store (once the
+    /// database is back, when it is away).
     Restart { edge: usize },
+    /// The database goes away for every edge (as a `PostgreSQL` server stopping would): every
+    /// store call fails, no edge crashes.
+    DatabaseDown,
+    /// The database comes back.
+    DatabaseUp,
 }
 
 impl fmt::Display for Op {
@@ -80,6 +88,8 @@ impl fmt::Display for Op {
             Op::Tick { edge } => write!(f, "edge {edge}: clock tick"),
             Op::Crash { edge, step } => write!(f, "edge {edge}: crash at store step {step}"),
             Op::Restart { edge } => write!(f, "edge {edge}: restart"),
+            Op::DatabaseDown => f.write_str("the database goes away"),
+            Op::DatabaseUp => f.write_str("the database comes back"),
         }
     }
 }
@@ -176,7 +186,9 @@ pub fn generate(seed: u64, max_edges: usize) -> (usize, Vec<Op>) {
                 edge,
                 step: rng.below(12),
             },
-            _ => Op::Restart { edge },
+            90..=95 => Op::Restart { edge },
+            96..=97 => Op::DatabaseDown,
+            _ => Op::DatabaseUp,
         };
         ops.push(op);
     }
@@ -291,6 +303,11 @@ where
     edges: Vec<Option<Edge<Faulty<P::Store>>>>,
     shared: bool,
     checker: Arc<P::Store>,
+    /// The database's availability, shared by every edge's handle (not the checker's).
+    outage: Arc<Outage>,
+    /// Edges restarted while the database was away: they start once it is back, as `ozcheck
+    /// serve` waits for its database before it listens.
+    waiting: BTreeSet<usize>,
     clients: Clients,
     /// Closed waits as first seen closed: `(state, event id)`.
     closed: HashMap<i64, (WaitState, Option<String>)>,
@@ -301,7 +318,7 @@ where
     Faulty<P::Store>: Store,
 {
     async fn start_edge(&self, i: usize) -> Edge<Faulty<P::Store>> {
-        let faults = Faults::new();
+        let faults = Faults::with_outage(self.outage.clone());
         let store = Arc::new(Faulty::new(self.place.open().await, faults.clone()));
         let routing = if self.shared {
             Routing::Shared {
@@ -331,7 +348,20 @@ where
     async fn restart(&mut self, i: usize) {
         // A crash: the runtime and its handle go without any shutdown step.
         self.edges[i] = None;
-        self.edges[i] = Some(self.start_edge(i).await);
+        if self.outage.is_down() {
+            self.waiting.insert(i);
+        } else {
+            self.waiting.remove(&i);
+            self.edges[i] = Some(self.start_edge(i).await);
+        }
+    }
+
+    /// The database comes back, and the edges that waited for it start.
+    async fn database_up(&mut self) {
+        self.outage.set_down(false);
+        for i in std::mem::take(&mut self.waiting) {
+            self.restart(i).await;
+        }
     }
 
     /// Runs one operation as the clients would.
@@ -355,6 +385,8 @@ where
                 }
             }
             Op::Restart { edge } => self.restart(edge).await,
+            Op::DatabaseDown => self.outage.set_down(true),
+            Op::DatabaseUp => self.database_up().await,
         }
     }
 
@@ -421,6 +453,7 @@ where
     /// Stops every crash, restarts the edges that crashed, sends again what got no answer,
     /// and lets the clock tick past the re-routing delay and a lease term on every edge.
     async fn quiesce(&mut self) {
+        self.database_up().await;
         for i in 0..self.edges.len() {
             match &self.edges[i] {
                 Some(e) if e.faults.crashed().is_none() => e.faults.arm(Plan::AtStep(u64::MAX)),
@@ -629,6 +662,8 @@ where
         edges: (0..edges).map(|_| None).collect(),
         shared: edges > 1 || !place.local_when_alone(),
         checker: Arc::new(place.open().await),
+        outage: Outage::new(),
+        waiting: BTreeSet::new(),
         clients: Clients::default(),
         closed: HashMap::new(),
     };
@@ -674,8 +709,8 @@ impl fmt::Display for Failure {
         }
         write!(
             f,
-            "  then: every crashed edge restarts, clients send again what got no answer, \
-             the clock ticks 2 x 11 s on every edge"
+            "  then: the database is up, every crashed edge restarts, clients send again what \
+             got no answer, the clock ticks 2 x 11 s on every edge"
         )
     }
 }
