@@ -70,7 +70,7 @@ pub const ALLOC_PER_BYTE: u64 = 1;
 /// Allocation charge per element of a list that evaluation builds.
 pub const ALLOC_PER_ELEMENT: u64 = 1;
 /// Allocation charge per entry of a map that evaluation builds.
-pub const ALLOC_PER_ENTRY: u64 = 3;
+pub const ALLOC_PER_ENTRY: u64 = 2;
 
 /// Allocation charge of an optional that holds a value (version 4): its value lives in a shared
 /// allocation of its own, [`BUILT_PER_CONTAINER`] bytes, which at two units (and the one unit
