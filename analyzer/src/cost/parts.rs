@@ -352,8 +352,9 @@ impl Parts {
 
     /// The greatest value of `Σ cᵢ·bᵢ` (every `cᵢ ≥ 0`). The variables are put in clusters of
     /// one budget whose members are pairwise disjoint, so a cluster's sizes add up to at most
-    /// what is left of the budget after their framing (`B'`, as for a product in
-    /// [`Parts::maximize_group`]), and each `bᵢ` is at most its cap. Over that polytope the
+    /// what is left of the budget after the framing of the one member that must be present for
+    /// the sum to be above zero (the least framing: an absent member frees its own), and each
+    /// `bᵢ` is at most its cap. Over that polytope the
     /// linear sum peaks where the budget goes to the largest coefficients first, each variable
     /// up to its cap (the fractional knapsack, exact for a linear objective); the sum of the
     /// clusters' peaks bounds the whole. Without this, `a + b + … + t` of twenty members priced
@@ -377,7 +378,14 @@ impl Parts {
                 if members.len() == 1 {
                     return each;
                 }
-                let framing: f64 = members.iter().map(|&(v, _)| self.part(v).overhead).sum();
+                // A member may be absent (size 0, and no framing either), which leaves its
+                // framing to the others: only the least framing of one present member is
+                // certain. (A product, in `maximize_group`, is zero unless every member is
+                // present, so there every framing counts.)
+                let framing = members
+                    .iter()
+                    .map(|&(v, _)| self.part(v).overhead)
+                    .fold(f64::INFINITY, f64::min);
                 let mut budget = (self.part(*root).cap - 2.0 - framing).max(0.0);
                 members.sort_by(|a, b| b.1.total_cmp(&a.1));
                 let mut shared = 0.0;
