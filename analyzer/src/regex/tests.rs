@@ -189,6 +189,22 @@ fn required_literals_reject_without_changing_answers() {
 }
 
 #[test]
+fn required_literals_are_indexed_only_when_a_search_scans_for_them() {
+    let re = CelRegex::new(r"^fix(\(.*\))?: ").unwrap();
+    let required = re.required.as_ref().expect("`): ` and `fix: `");
+    assert!(required.prefilter.get().is_none(), "built with the pattern");
+    let tick = || Ok::<(), Infallible>(());
+    // Decided by its first bytes: no scan, no prefilter.
+    assert_eq!(re.is_match("feat: x", tick), Ok(false));
+    assert!(required.prefilter.get().is_none());
+    // A long input that starts right is scanned for the literals first.
+    let long = format!("fix({}", "word ".repeat(4000));
+    assert_eq!(re.is_match(&long, tick), Ok(false));
+    assert!(required.prefilter.get().is_some_and(Option::is_some));
+    assert_eq!(re.is_match(&format!("{long}): x"), tick), Ok(true));
+}
+
+#[test]
 fn long_scans_tick_between_chunks() {
     // No finite set of suffix literals, so only the scan can answer.
     let re = CelRegex::new(r"y.$").unwrap();
