@@ -200,13 +200,7 @@ fn build_nfa(hir: &Hir) -> Result<NFA, RegexError> {
             "the pattern compiles to more than {REGEX_MAX_SIZE} states and transitions"
         ))
     };
-    let nfa = shared::with_compiler(|compiler| compiler.build_from_hir(hir)).map_err(|e| {
-        if e.to_string().contains("exceeded") {
-            too_large()
-        } else {
-            RegexError::new(e.to_string())
-        }
-    })?;
+    let nfa = shared::build(hir, too_large)?;
     if nfa_size(&nfa) > REGEX_MAX_SIZE {
         return Err(too_large());
     }

@@ -22,15 +22,18 @@ use std::cell::Cell;
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 
-use regex_automata::nfa::thompson::{self, BuildError, NFA, WhichCaptures};
+use regex_automata::nfa::thompson::{self, NFA, WhichCaptures};
+use regex_syntax::hir::Hir;
 
 use super::{NFA_BUILD_LIMIT, REGEX_MAX_PATTERN, RegexError};
+
+/// The compiled size, or the refusal, of each pattern text met in one [`share_sizes`] call.
+type Sizes = BTreeMap<Box<str>, Result<u64, RegexError>>;
 
 thread_local! {
     static COMPILER: thompson::Compiler = compiler();
     /// The compiled sizes of this thread's current [`share_sizes`] call; `None` outside one.
-    static SIZES: RefCell<Option<BTreeMap<Box<str>, Result<u64, RegexError>>>> =
-        const { RefCell::new(None) };
+    static SIZES: RefCell<Option<Sizes>> = const { RefCell::new(None) };
 }
 
 /// Runs `f` with every constant pattern's compiled size computed at most once; nested calls
@@ -78,15 +81,22 @@ pub(super) fn size(
     computed
 }
 
-/// Runs `build` with this thread's compiler, or with a fresh one while the thread is being
-/// torn down and its own is gone.
-pub(super) fn with_compiler(
-    build: impl Fn(&thompson::Compiler) -> Result<NFA, BuildError>,
-) -> Result<NFA, BuildError> {
+/// The NFA of `hir`, built with this thread's compiler (or with a fresh one while the thread is
+/// being torn down and its own is gone); a build stopped by its memory limit is `too_large`.
+pub(super) fn build(hir: &Hir, too_large: impl Fn() -> RegexError) -> Result<NFA, RegexError> {
     #[cfg(test)]
     BUILDS.with(|n| n.set(n.get() + 1));
+    let build = |compiler: &thompson::Compiler| {
+        compiler.build_from_hir(hir).map_err(|e| {
+            if e.to_string().contains("exceeded") {
+                too_large()
+            } else {
+                RegexError::new(e.to_string())
+            }
+        })
+    };
     COMPILER
-        .try_with(&build)
+        .try_with(build)
         .unwrap_or_else(|_| build(&compiler()))
 }
 
