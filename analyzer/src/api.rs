@@ -1,11 +1,12 @@
 //! The entry points for hosts: one call that parses, checks and estimates an expression and
-//! returns a verdict. No I/O, no panics, no allocation beyond the expression's own size.
+//! returns a verdict. No I/O, no panics, no allocation beyond the expression's own size. Each
+//! call compiles a literal `matches` pattern once for all its passes ([`regex::share_sizes`]).
 
 use crate::check::{self, Checked, Env};
 use crate::cost::{self, CostRange, Remedy};
-use crate::syntax;
 use crate::witness::{self, Effort, Witness};
 use crate::{Diagnostic, Options};
+use crate::{regex, syntax};
 
 /// Whether an expression may run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
@@ -57,6 +58,11 @@ pub fn check_filter(source: &str, options: &Options) -> Report {
 
 /// Checks an expression in any environment.
 pub fn check_expression(source: &str, env: &Env, options: &Options) -> Report {
+    regex::share_sizes(|| check_shared(source, env, options))
+}
+
+/// [`check_expression`] within one memo of compiled pattern sizes.
+fn check_shared(source: &str, env: &Env, options: &Options) -> Report {
     match compile(source, env, options) {
         Ok(checked) => verdict(
             &checked,
@@ -79,13 +85,15 @@ pub fn check_expression(source: &str, env: &Env, options: &Options) -> Report {
 /// searching as hard as [`Effort::for_limit`] says). The witness is `None` when the expression
 /// does not compile or its environment is not an event filter's.
 pub fn check_with_witness(source: &str, env: &Env, options: &Options) -> (Report, Option<Witness>) {
-    let Ok(checked) = compile(source, env, options) else {
-        return (check_expression(source, env, options), None);
-    };
-    let estimate = cost::estimate(&checked, env, options);
-    let effort = Effort::for_limit(options.limit, estimate.cost.max);
-    let witness = witness::build(&checked, env, &estimate, options, effort);
-    (verdict(&checked, env, &estimate, options), witness)
+    regex::share_sizes(|| {
+        let Ok(checked) = compile(source, env, options) else {
+            return (check_shared(source, env, options), None);
+        };
+        let estimate = cost::estimate(&checked, env, options);
+        let effort = Effort::for_limit(options.limit, estimate.cost.max);
+        let witness = witness::build(&checked, env, &estimate, options, effort);
+        (verdict(&checked, env, &estimate, options), witness)
+    })
 }
 
 /// The report on an estimate: refused with a `cost-over-limit` error that says what would pass
@@ -116,9 +124,11 @@ pub fn explain_expression(
     env: &Env,
     options: &Options,
 ) -> Result<String, Vec<Diagnostic>> {
-    let checked = compile(source, env, options)?;
-    let estimate = cost::estimate(&checked, env, options);
-    Ok(cost::explain(&estimate, source))
+    regex::share_sizes(|| {
+        let checked = compile(source, env, options)?;
+        let estimate = cost::estimate(&checked, env, options);
+        Ok(cost::explain(&estimate, source))
+    })
 }
 
 /// What an expression's cost comes from, for an editor's hover: the range, the limit, the
@@ -163,6 +173,11 @@ pub fn cost_summary(
     env: &Env,
     options: &Options,
 ) -> Result<CostSummary, Vec<Diagnostic>> {
+    regex::share_sizes(|| summarize(source, env, options))
+}
+
+/// [`cost_summary`] within one memo of compiled pattern sizes.
+fn summarize(source: &str, env: &Env, options: &Options) -> Result<CostSummary, Vec<Diagnostic>> {
     let checked = compile(source, env, options)?;
     let estimate = cost::estimate(&checked, env, options);
     let id = cost::dominant(&estimate);

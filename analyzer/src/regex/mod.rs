@@ -22,12 +22,13 @@
 
 mod fold;
 mod search;
+mod shared;
 pub(crate) mod syntax;
 
 use std::panic::{RefUnwindSafe, UnwindSafe};
 
 use regex_automata::hybrid::dfa::{Cache, DFA};
-use regex_automata::nfa::thompson::{self, NFA, State, WhichCaptures};
+use regex_automata::nfa::thompson::{NFA, State};
 use regex_automata::util::pool::Pool;
 use regex_syntax::hir::Hir;
 
@@ -35,6 +36,7 @@ pub use crate::cost::table::{
     REGEX_MAX_FOLDED, REGEX_MAX_PATTERN, REGEX_MAX_REPEAT, REGEX_MAX_SIZE,
     REGEX_MAX_UNICODE_CLASSES,
 };
+pub(crate) use shared::share_sizes;
 
 /// Deepest nesting of groups, classes and repetitions in a pattern.
 pub const NEST_LIMIT: u32 = 64;
@@ -167,10 +169,13 @@ impl CelRegex {
 }
 
 /// The compiled size of `pattern`, or why it is refused: what the checker and the estimator need
-/// of a constant pattern, without building the searcher.
+/// of a constant pattern, without building the searcher. Inside [`share_sizes`] each pattern is
+/// compiled once, however many passes ask.
 pub fn compiled_size(pattern: &str) -> Result<u64, RegexError> {
-    let hir = translate(pattern)?;
-    build_nfa(&hir).map(|nfa| nfa_size(&nfa))
+    shared::size(pattern, || {
+        let hir = translate(pattern)?;
+        build_nfa(&hir).map(|nfa| nfa_size(&nfa))
+    })
 }
 
 /// Steps 1 and 2: length, syntax, RE2 rewrites, limits, translation.
@@ -195,20 +200,7 @@ fn build_nfa(hir: &Hir) -> Result<NFA, RegexError> {
             "the pattern compiles to more than {REGEX_MAX_SIZE} states and transitions"
         ))
     };
-    let nfa = thompson::Compiler::new()
-        .configure(
-            thompson::Config::new()
-                .nfa_size_limit(Some(NFA_BUILD_LIMIT))
-                .which_captures(WhichCaptures::None),
-        )
-        .build_from_hir(hir)
-        .map_err(|e| {
-            if e.to_string().contains("exceeded") {
-                too_large()
-            } else {
-                RegexError::new(e.to_string())
-            }
-        })?;
+    let nfa = shared::build(hir, too_large)?;
     if nfa_size(&nfa) > REGEX_MAX_SIZE {
         return Err(too_large());
     }

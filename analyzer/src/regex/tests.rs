@@ -189,6 +189,22 @@ fn required_literals_reject_without_changing_answers() {
 }
 
 #[test]
+fn required_literals_are_indexed_only_when_a_search_scans_for_them() {
+    let re = CelRegex::new(r"^fix(\(.*\))?: ").unwrap();
+    let required = re.required.as_ref().expect("`): ` and `fix: `");
+    assert!(required.prefilter.get().is_none(), "built with the pattern");
+    let tick = || Ok::<(), Infallible>(());
+    // Decided by its first bytes: no scan, no prefilter.
+    assert_eq!(re.is_match("feat: x", tick), Ok(false));
+    assert!(required.prefilter.get().is_none());
+    // A long input that starts right is scanned for the literals first.
+    let long = format!("fix({}", "word ".repeat(4000));
+    assert_eq!(re.is_match(&long, tick), Ok(false));
+    assert!(required.prefilter.get().is_some_and(Option::is_some));
+    assert_eq!(re.is_match(&format!("{long}): x"), tick), Ok(true));
+}
+
+#[test]
 fn long_scans_tick_between_chunks() {
     // No finite set of suffix literals, so only the scan can answer.
     let re = CelRegex::new(r"y.$").unwrap();
@@ -283,4 +299,103 @@ fn an_anchored_pattern_refuses_other_beginnings_before_any_search() {
     assert_eq!(folded.is_match("fox", || Err("ticked")), Ok(false));
     // An empty prefix rules nothing out: no literals kept.
     assert!(CelRegex::new(r"^(?:fix|)x?").unwrap().starts.is_none());
+}
+
+/// The patterns the reuse of one compiler is checked on: Unicode classes (which use its UTF-8
+/// cache), case folding, anchors, sizes near the limit and over it, in an order that alternates
+/// small and large.
+const REUSE_PATTERNS: &[&str] = &[
+    r"^fix(\(.*\))?: ",
+    r"\pL{100}",
+    r"(?i)straße|\p{Greek}+",
+    "a{1,1000}",
+    r"(?:a{1,50}){1,50}",
+    r"[^\n]*é.\S",
+    r"^fix(\(.*\))?: ",
+    r"\bword\b|\W{3}",
+    r"(?i)[a-zа-я]{1,20}",
+    r"(?:a{1,120}){1,120}\d",
+    "",
+    r"\p{Han}\pN.{0,40}$",
+];
+
+#[test]
+fn a_reused_compiler_builds_what_a_fresh_one_builds() {
+    // Twice over, so the second round runs on a compiler whose caches and builder hold the
+    // leftovers of every pattern, the refused ones included.
+    for _ in 0..2 {
+        for pattern in REUSE_PATTERNS {
+            let hir = translate(pattern).expect("translates");
+            let fresh = shared::compiler()
+                .build_from_hir(&hir)
+                .ok()
+                .map(|nfa| nfa_size(&nfa))
+                .filter(|&size| size <= REGEX_MAX_SIZE);
+            assert_eq!(compiled_size(pattern).ok(), fresh, "{pattern}");
+            assert_eq!(
+                CelRegex::new(pattern).ok().map(|re| re.size()),
+                fresh,
+                "{pattern}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_check_compiles_each_literal_pattern_once() {
+    use crate::check::Env;
+    use crate::{Options, Verdict, check_expression, cost_summary, explain_expression};
+
+    let builds = |f: &dyn Fn()| {
+        let before = shared::builds();
+        f();
+        shared::builds() - before
+    };
+    let fix = r"event.text.matches('^fix(\\(.*\\))?: ')";
+    let env = Env::filter();
+    let options = Options::default();
+    // The checker and the estimator both need the pattern's size; one NFA serves both.
+    assert_eq!(
+        builds(&|| {
+            let report = check_expression(fix, &env, &options);
+            assert_eq!(report.verdict, Verdict::Accepted);
+        }),
+        1
+    );
+    // The memo lasts one call: a second check compiles again.
+    assert_eq!(
+        builds(&|| {
+            check_expression(fix, &env, &options);
+            check_expression(fix, &env, &options);
+        }),
+        2
+    );
+    // A refused estimate searches the bounds that would pass it, estimating at every step:
+    // still one build per distinct pattern.
+    let nested = "event.attributes.a.exists(x, x.matches('^a+b$') || x.matches('[0-9]{3}')) \
+                  && event.text.matches('^a+b$')";
+    let tight = Options {
+        limit: 50,
+        ..Options::default()
+    };
+    assert_eq!(
+        builds(&|| {
+            let report = check_expression(nested, &env, &tight);
+            assert_eq!(report.verdict, Verdict::Refused);
+            assert!(report.would_pass.is_some());
+        }),
+        2
+    );
+    assert_eq!(
+        builds(&|| {
+            explain_expression(fix, &env, &options).expect("compiles");
+        }),
+        1
+    );
+    assert_eq!(
+        builds(&|| {
+            cost_summary(fix, &env, &options).expect("compiles");
+        }),
+        1
+    );
 }
