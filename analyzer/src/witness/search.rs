@@ -15,9 +15,10 @@ use std::time::Duration;
 
 use super::plan::{Kind, Slot, Template};
 use super::render::{
-    Choices, Renderer, SCALAR_LONGEST, SPREAD_DISTINCT, SPREAD_LONG_KEYS, SPREAD_LOPSIDED,
-    SPREAD_ONE, SPREAD_POINTER, TEXT_DISTINCT, TEXT_MEMBER_KEY, TEXT_QUOTES, scalar_options,
-    spread_options, text_of_literal, text_options,
+    Choices, Renderer, SCALAR_LONGEST, SPREAD_BALANCED, SPREAD_DISTINCT, SPREAD_LONG_KEYS,
+    SPREAD_LOPSIDED, SPREAD_ONE, SPREAD_POINTER, SPREAD_SMALL, TEXT_DISTINCT, TEXT_KEY_FIRST,
+    TEXT_KEY_LAST, TEXT_MEMBER_KEY, TEXT_QUOTES, scalar_options, spread_options, text_affixed,
+    text_joined, text_of_literal, text_options,
 };
 use crate::cost::CostModel;
 use crate::eval::{EvalError, Event, Limits, ManualClock, Program, Stop};
@@ -372,6 +373,31 @@ fn strategies(first: &Choices, slots: &[&Slot], template: &Template) -> Vec<Choi
         c.scalar[s.id] = SCALAR_LONGEST;
         c.spread[s.id] = SPREAD_ONE;
     });
+    // One entry whose key and value share the bytes: a search of one in the other.
+    every(&|c, s| c.spread[s.id] = SPREAD_BALANCED);
+    // Contents on which a test of every element passes, so that an `all` (or a `filter`
+    // before the loop that costs) visits every one of them rather than stopping at the first:
+    // values that repeat their key (`v.startsWith(k)`), strings that begin or end with a
+    // literal and are one byte longer (`f.size() > 3 && f.endsWith('.go')`: the literal alone
+    // is too short, and a longer element leaves room for fewer), and texts whose every part
+    // once split is a literal (`split(' ').filter(w, w.startsWith('#'))`).
+    every(&|c, s| c.text[s.id] = TEXT_KEY_FIRST);
+    every(&|c, s| c.text[s.id] = TEXT_KEY_LAST);
+    for i in 0..template.strings.len() {
+        for suffix in [true, false] {
+            every(&|c, s| {
+                c.text[s.id] = text_affixed(i, suffix);
+                c.spread[s.id] = SPREAD_SMALL;
+            });
+        }
+    }
+    for separator in 0..template.separators.len() {
+        for i in 0..template.strings.len() {
+            for spaced in [false, true] {
+                every(&|c, s| c.text[s.id] = text_joined(template, i, separator, spaced));
+            }
+        }
+    }
     out
 }
 
