@@ -209,19 +209,25 @@ fn files_ending_in_go() -> serde_json::Value {
 /// whichever is less. Two-variable loops over a map whose variables are used as strings got
 /// a list of integers ("no matching overload"); a value searched for its key got values `0`
 /// (1,533 units where one long key and one long value cost 167,291); the parts of a split
-/// that a `filter` keeps were none of them (68,856 where `"# # # …"` costs 322,808); and an
+/// that a `filter` keeps were none of them (68,856 where `"# # # …"` costs 322,808, and with
+/// `w.size() > 1` too, `"#a #a …"`); and an
 /// `all` whose every element must pass stopped at its first (829 where names of four
 /// characters ending in `.go` cost 9,348).
 #[test]
 fn witnesses_run_and_reach_what_hand_built_events_reach() {
     let text_of_marks = "# ".repeat(8192);
-    let cases: [(&str, String); 5] = [
+    let text_of_tags = "#a ".repeat(5461);
+    let cases: [(&str, String); 7] = [
         (
             "event.attributes.m.exists(k, v, v.contains(k))",
             event("", &one_long_entry(Some("m"))),
         ),
         (
             "event.attributes.m.all(k, v, v.startsWith(k))",
+            event("", &entries_repeating_their_keys()),
+        ),
+        (
+            "event.attributes.m.all(k, v, v.endsWith(k))",
             event("", &entries_repeating_their_keys()),
         ),
         (
@@ -232,6 +238,10 @@ fn witnesses_run_and_reach_what_hand_built_events_reach() {
             "event.text.split(' ').filter(w, w.startsWith('#')).map(w, w.substring(1))\
              .exists(t, t == 'x')",
             event(&text_of_marks, &serde_json::json!({})),
+        ),
+        (
+            "event.text.split(' ').filter(w, w.startsWith('#') && w.size() > 1).size() > 0",
+            event(&text_of_tags, &serde_json::json!({})),
         ),
         (
             "event.attributes.files.all(f, f.size() > 3 && f.endsWith('.go'))",
