@@ -192,6 +192,31 @@ fn entries_repeating_their_keys() -> serde_json::Value {
     serde_json::json!({ "m": m })
 }
 
+/// `{"a_id": 0, "b_id": 0, …}` (each key `word` then `suffix`, the words of `width`
+/// characters): as many entries as fit.
+fn keys_ending_with(width: usize, suffix: &str) -> serde_json::Value {
+    let alphabet: Vec<char> = ('a'..='z').chain('A'..='Z').chain('0'..='9').collect();
+    let mut words = vec![String::new()];
+    for _ in 0..width {
+        words = words
+            .iter()
+            .flat_map(|w| alphabet.iter().map(move |c| format!("{w}{c}")))
+            .collect();
+    }
+    let mut m = serde_json::Map::new();
+    let mut size = 2u64;
+    for word in words {
+        let key = format!("{word}{suffix}");
+        // `"key":0` and a comma.
+        size += key.len() as u64 + 5;
+        if size > EventBounds::DEFAULT.attributes + 1 {
+            break;
+        }
+        m.insert(key, serde_json::json!(0));
+    }
+    serde_json::Value::Object(m)
+}
+
 /// `{"files": ["a.go", …]}`: as many names of four characters ending in `.go` as fit.
 fn files_ending_in_go() -> serde_json::Value {
     let mut files = Vec::new();
@@ -212,12 +237,13 @@ fn files_ending_in_go() -> serde_json::Value {
 /// that a `filter` keeps were none of them (68,856 where `"# # # …"` costs 322,808, and with
 /// `w.size() > 1` too, `"#a #a …"`); and an
 /// `all` whose every element must pass stopped at its first (829 where names of four
-/// characters ending in `.go` cost 9,348).
+/// characters ending in `.go` cost 9,348; 8 where keys ending in `_id` cost thousands, since
+/// generated keys neither ended with a literal nor were ever longer than they had to be).
 #[test]
 fn witnesses_run_and_reach_what_hand_built_events_reach() {
     let text_of_marks = "# ".repeat(8192);
     let text_of_tags = "#a ".repeat(5461);
-    let cases: [(&str, String); 7] = [
+    let cases: [(&str, String); 9] = [
         (
             "event.attributes.m.exists(k, v, v.contains(k))",
             event("", &one_long_entry(Some("m"))),
@@ -242,6 +268,14 @@ fn witnesses_run_and_reach_what_hand_built_events_reach() {
         (
             "event.text.split(' ').filter(w, w.startsWith('#') && w.size() > 1).size() > 0",
             event(&text_of_tags, &serde_json::json!({})),
+        ),
+        (
+            "event.attributes.all(k, k.endsWith('_id'))",
+            event("", &keys_ending_with(1, "_id")),
+        ),
+        (
+            "event.attributes.all(k, k.size() > 2)",
+            event("", &keys_ending_with(3, "")),
         ),
         (
             "event.attributes.files.all(f, f.size() > 3 && f.endsWith('.go'))",

@@ -183,9 +183,22 @@ pub(crate) fn scalar_options(t: &Template) -> usize {
 }
 
 /// Spreads that make no difference for a slot render the same event, which the search
-/// recognises without evaluating it again.
-pub(crate) fn spread_options(_slot: &Slot) -> usize {
-    SPREADS.len()
+/// recognises without evaluating it again. After the fixed ones, `Small(n)` for each of the
+/// lengths the filter's integer literals name ([`small_lengths`]).
+pub(crate) fn spread_options(t: &Template) -> usize {
+    SPREADS.len() + small_lengths(t).len()
+}
+
+/// The extra bytes a length test against an integer literal asks for: a string of filler and
+/// `n` more bytes is `n + 1` long, so `size() > n` holds on it (a key of `n` filler bytes and
+/// its one-character word, likewise). Positive literals up to 256, at most four.
+fn small_lengths(t: &Template) -> Vec<u64> {
+    t.ints
+        .iter()
+        .filter_map(|&i| u64::try_from(i).ok())
+        .filter(|&n| (2..=256).contains(&n) && n != 10)
+        .take(4)
+        .collect()
 }
 
 /// The spread option of one element of half the bytes and many small ones.
@@ -320,7 +333,9 @@ impl<'t> Renderer<'t> {
                 Spread::Least
             }
             Some(s) => *s,
-            None => Spread::Least,
+            None => small_lengths(self.template)
+                .get(i - SPREADS.len())
+                .map_or(Spread::Least, |&n| Spread::Small(n)),
         }
     }
 
@@ -683,9 +698,9 @@ impl<'t> Renderer<'t> {
                     list.push_str(&value);
                 }
                 list.push(']');
-                self.keyed("", &|_, _| list.clone(), extra, &[], first, out);
+                self.keyed(("", ""), &|_, _| list.clone(), extra, &[], first, out);
             } else {
-                self.keyed("", &|_, _| value.clone(), extra, &[], first, out);
+                self.keyed(("", ""), &|_, _| value.clone(), extra, &[], first, out);
             }
         }
         out.push('}');
@@ -731,17 +746,35 @@ impl<'t> Renderer<'t> {
         let spread = self.spread(slot);
         let pad =
             |n: u64| -> String { std::iter::repeat_n(self.filler(element), n as usize).collect() };
-        let prefix = match (self.kind(element), self.text(element), spread) {
-            (Kind::Str, Text::Exact(i) | Text::Prefix(i), _) => self.template.strings[i].clone(),
-            (_, _, Spread::LongKeys) => pad((budget as f64).sqrt() as u64),
-            (_, _, Spread::TwoKeys) => pad((budget / 2).saturating_sub(12)),
+        // A key is a literal it must start with, filler, the word that makes it distinct, and
+        // a literal it must end with: keys pass the tests a loop makes of them (`startsWith`,
+        // `endsWith`, `size() > 2`) and none stops an `all`.
+        let (starts, ends) = match (self.kind(element), self.text(element)) {
+            (Kind::Str, Text::Exact(i) | Text::Prefix(i)) => {
+                (self.template.strings[i].as_str(), "")
+            }
+            (Kind::Str, Text::Suffix(i)) => ("", self.template.strings[i].as_str()),
+            _ => ("", ""),
+        };
+        let filler = match spread {
+            Spread::Small(k) => pad(k),
+            Spread::LongKeys => pad((budget as f64).sqrt() as u64),
+            Spread::TwoKeys => pad((budget / 2).saturating_sub(12)),
             // The key's JSON and the value's share the entry's bytes (`"K":"V"` takes five
             // more); the key's generated word adds one byte.
-            (_, _, Spread::Balanced) => pad((budget.saturating_sub(6) / 2).saturating_sub(1)),
+            Spread::Balanced => pad((budget.saturating_sub(6) / 2).saturating_sub(1)),
             _ => String::new(),
         };
+        let prefix = format!("{starts}{filler}");
         let Some(v) = &slot.value else {
-            self.keyed(&prefix, &|_, _| "0".to_owned(), budget, taken, first, out);
+            self.keyed(
+                (&prefix, ends),
+                &|_, _| "0".to_owned(),
+                budget,
+                taken,
+                first,
+                out,
+            );
             return;
         };
         let least = self.least(v);
@@ -750,7 +783,9 @@ impl<'t> Renderer<'t> {
             Spread::Root => (budget as f64).sqrt() as u64,
             Spread::Two => (budget / 2).saturating_sub(least + 8),
             Spread::One => budget.saturating_sub(least + 8),
-            Spread::Balanced => budget.saturating_sub(prefix.len() as u64 + least + 5),
+            Spread::Balanced => {
+                budget.saturating_sub((prefix.len() + ends.len()) as u64 + least + 5)
+            }
             _ => 0,
         };
         let heavy =
@@ -776,14 +811,15 @@ impl<'t> Renderer<'t> {
                 common.clone()
             }
         };
-        self.keyed(&prefix, &value, budget, taken, first, out);
+        self.keyed((&prefix, ends), &value, budget, taken, first, out);
     }
 
-    /// Entries under distinct generated keys (each `prefix` then a short word) while they fit
-    /// in `budget`: the value of each is `value(key, whether it is the first entry)`, as JSON.
+    /// Entries under distinct generated keys (each `prefix`, a short word, then `suffix`) while
+    /// they fit in `budget`: the value of each is `value(key, whether it is the first entry)`,
+    /// as JSON.
     fn keyed(
         &self,
-        prefix: &str,
+        (prefix, suffix): (&str, &str),
         value: &dyn Fn(&str, bool) -> String,
         budget: u64,
         taken: &[&str],
@@ -796,7 +832,7 @@ impl<'t> Renderer<'t> {
         // `k != ''`) most often fails on, and a failing predicate ends `all` at once.
         let mut n = 1u64;
         loop {
-            let key = format!("{prefix}{}", text::nth_word(n, &self.key_chars));
+            let key = format!("{prefix}{}{suffix}", text::nth_word(n, &self.key_chars));
             n += 1;
             if taken.contains(&key.as_str()) {
                 continue;

@@ -431,7 +431,7 @@ fn options(knob: Knob, template: &Template, slots: &[&Slot]) -> usize {
         Knob::Kind(id) => slots[id].kinds.len(),
         Knob::Text(_) => text_options(template),
         Knob::Scalar(_) => scalar_options(template),
-        Knob::Spread(id) => spread_options(slots[id]),
+        Knob::Spread(_) => spread_options(template),
         Knob::Split => 2 + template.attributes.keys.len().min(6),
     }
 }
