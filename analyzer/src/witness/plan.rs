@@ -216,7 +216,9 @@ impl Builder<'_> {
             Some(kind) => vec![kind],
             None => kinds(
                 uses,
-                !keys.is_empty() || value.is_some() || object,
+                // A value part says the range is an object; the slot made for a two-variable
+                // loop's value does not (the loop may range over a list).
+                !keys.is_empty() || !values.is_empty() || object,
                 element.is_some(),
                 member.is_some(),
             ),

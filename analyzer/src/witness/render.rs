@@ -101,6 +101,8 @@ const SPREADS: [Spread; 12] = [
 
 /// Number of scalar choices besides the literals.
 const SCALARS: usize = 10;
+/// The scalar option of the number 0.
+pub(crate) const SCALAR_ZERO: u8 = 1;
 /// The scalar option of the double whose text is longest for its JSON (`1e308`).
 pub(crate) const SCALAR_LONGEST: u8 = 8;
 
