@@ -280,6 +280,39 @@ fn witnesses_replay_as_written_or_say_why_not() {
     );
 }
 
+/// Issue 33 item 3: `--witness` on an expression that does not compile prints the report that
+/// `filter` prints without it (the JSON with the diagnostics, exit 1), writes no witness file
+/// and says so beside the report (it exited 2 and printed nothing on standard output).
+#[test]
+fn a_witness_of_an_expression_that_does_not_compile_is_the_report_and_no_file() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("w.json");
+    let file = path.to_str().expect("utf-8 path");
+    for broken in ["event.nope +", "event.text.contains(1)"] {
+        let (plain_code, plain, _) = ozcheck(&["filter", "--format", "json", broken]);
+        let (code, stdout, stderr) =
+            ozcheck(&["filter", "--format", "json", "--witness", file, broken]);
+        assert_eq!(code, plain_code, "{broken}: {stderr}");
+        assert_eq!(code, 1, "{broken}: {stderr}");
+        assert_eq!(stdout, plain, "{broken}");
+        let v: serde_json::Value = serde_json::from_str(&stdout).expect("one JSON object");
+        assert!(!v["diagnostics"].as_array().expect("diagnostics").is_empty());
+        assert!(
+            stderr.contains("witness: none written to") && stderr.contains("does not compile"),
+            "{stderr}"
+        );
+        assert!(!path.exists(), "{broken}: a witness file was written");
+        let (code, text, _) = ozcheck(&["filter", "--witness", file, broken]);
+        assert_eq!(code, 1);
+        assert!(text.contains("witness: none written to"), "{text}");
+        assert!(!path.exists());
+    }
+    // A context whose expressions see no event has no witness: still a usage error.
+    let (code, _, stderr) = ozcheck(&["filter", "--context", "when", "--witness", file, "true"]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("not an event filter's"), "{stderr}");
+}
+
 /// A filter refused by cost is told the bound that would pass it, in JSON and in the text: the
 /// suggested value passes when given back as its flag, one byte more is still refused.
 #[test]

@@ -196,16 +196,35 @@ pub fn run(args: &FilterArgs) -> ExitCode {
             None,
         ),
     };
+    // Without a witness: a context that is not an event filter's is a usage error; an
+    // expression that does not compile gets the report it gets without `--witness` (its
+    // diagnostics, exit 1), and no file is written, which is said beside it.
+    let mut unwritten = None;
     if let Some(path) = &args.witness {
-        let Some(witness) = &witness else {
-            eprintln!(
-                "error: no witness: the expression does not compile, or its context is not an event filter"
-            );
-            return ExitCode::from(2);
-        };
-        if let Err(err) = std::fs::write(path, format!("{}\n", witness.event)) {
-            eprintln!("error: cannot write {}: {err}", path.display());
-            return ExitCode::from(2);
+        match &witness {
+            Some(witness) => {
+                if let Err(err) = std::fs::write(path, format!("{}\n", witness.event)) {
+                    eprintln!("error: cannot write {}: {err}", path.display());
+                    return ExitCode::from(2);
+                }
+            }
+            None if matches!(args.context, Context::When | Context::Template) => {
+                eprintln!(
+                    "error: no witness: a witness is an event, and the {} context is not an \
+                     event filter's (use --context filter or sender)",
+                    match args.context {
+                        Context::When => "when",
+                        _ => "template",
+                    }
+                );
+                return ExitCode::from(2);
+            }
+            None => {
+                unwritten = Some(format!(
+                    "witness: none written to {}: the expression does not compile",
+                    path.display()
+                ));
+            }
         }
     }
     match args.format {
@@ -220,9 +239,15 @@ pub fn run(args: &FilterArgs) -> ExitCode {
                 }
             }
             crate::outln!("{value}");
+            if let Some(line) = &unwritten {
+                eprintln!("{line}");
+            }
         }
         Format::Full => {
             crate::out!("{}", full(&source, &report));
+            if let Some(line) = &unwritten {
+                crate::outln!("{line}");
+            }
             if let (Some(witness), Some(path)) = (&witness, &args.witness) {
                 let reached = if witness.complete { "" } else { "more than " };
                 crate::outln!(

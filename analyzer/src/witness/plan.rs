@@ -67,6 +67,10 @@ pub(crate) struct Template {
     pub(crate) slots: usize,
     /// String literals of the expression, decoded.
     pub(crate) strings: Vec<String>,
+    /// Which of `strings` the expression splits at (the argument of a `split`): the texts made
+    /// of another literal and a separator repeated are the ones whose every part passes a test
+    /// against that literal.
+    pub(crate) separators: Vec<usize>,
     /// Integer literals of the expression.
     pub(crate) ints: Vec<i64>,
     /// The key under which objects hold their member for computed keys.
@@ -76,6 +80,7 @@ pub(crate) struct Template {
 /// Builds the template of the event a filter's worst case needs.
 pub(crate) fn template(derivation: &Derivation, ast: &Ast) -> Template {
     let (strings, ints) = literals(ast);
+    let separators = separators(ast, &strings);
     let mut builder = Builder {
         parts: &derivation.parts,
         children: children(&derivation.parts),
@@ -85,6 +90,10 @@ pub(crate) fn template(derivation: &Derivation, ast: &Ast) -> Template {
             .map(|&(v, e)| (v, f64::from(e)))
             .collect(),
         next: 0,
+        pairs: ast
+            .nodes()
+            .iter()
+            .any(|n| matches!(&n.kind, ExprKind::Comprehension(c) if c.var2.is_some())),
     };
     let root = |name: &str| {
         derivation
@@ -121,6 +130,7 @@ pub(crate) fn template(derivation: &Derivation, ast: &Ast) -> Template {
         attributes,
         slots: builder.next,
         strings,
+        separators,
         ints,
         member_key,
     }
@@ -145,6 +155,8 @@ struct Builder<'a> {
     children: Vec<Vec<Var>>,
     worst: Vec<(Var, f64)>,
     next: usize,
+    /// Whether the expression has a two-variable comprehension (`m.exists(k, v, …)`).
+    pairs: bool,
 }
 
 impl Builder<'_> {
@@ -184,13 +196,29 @@ impl Builder<'_> {
             .map(|(k, vs)| (k, self.group(&vs, None)))
             .collect();
         let element = (!elements.is_empty()).then(|| Box::new(self.group(&elements, None)));
-        let value = (!values.is_empty()).then(|| Box::new(self.group(&values, None)));
+        let value = if values.is_empty() {
+            // A two-variable loop over an object binds the value of each entry to its second
+            // variable, and the estimate gives both variables the entry's part (the key and the
+            // value lie within its bytes), so the value's uses are among the element's: the
+            // value gets a slot of its own grouped from the same parts, so that it may be a
+            // string (or an object) while the key is one, and may differ from the key or repeat
+            // it. Its weight is the element's already.
+            (self.pairs && !elements.is_empty()).then(|| {
+                let mut value = self.group(&elements, None);
+                value.weight = 0.0;
+                Box::new(value)
+            })
+        } else {
+            Some(Box::new(self.group(&values, None)))
+        };
         let member = (!members.is_empty()).then(|| Box::new(self.group(&members, None)));
         let kinds = match fixed {
             Some(kind) => vec![kind],
             None => kinds(
                 uses,
-                !keys.is_empty() || value.is_some() || object,
+                // A value part says the range is an object; the slot made for a two-variable
+                // loop's value does not (the loop may range over a list).
+                !keys.is_empty() || !values.is_empty() || object,
                 element.is_some(),
                 member.is_some(),
             ),
@@ -261,6 +289,31 @@ fn kinds(uses: Uses, keyed: bool, elements: bool, member: bool) -> Vec<Kind> {
     // Last, a list read only as a whole: `format` and `string` of a list of long-printing
     // doubles write the most text for its bytes.
     add(Kind::List);
+    out
+}
+
+/// The indices in `strings` of the literals the expression splits at: the literal argument of
+/// every `split` call (at most four).
+fn separators(ast: &Ast, strings: &[String]) -> Vec<usize> {
+    let mut out = Vec::new();
+    for node in ast.nodes() {
+        let ExprKind::Call { function, args, .. } = &node.kind else {
+            continue;
+        };
+        if &**function != "split" {
+            continue;
+        }
+        let Some(ExprKind::Literal(Literal::String(sep))) =
+            args.first().map(|&a| &ast.node(a).kind)
+        else {
+            continue;
+        };
+        if let Some(i) = strings.iter().position(|s| s == &**sep) {
+            if !out.contains(&i) && out.len() < 4 {
+                out.push(i);
+            }
+        }
+    }
     out
 }
 

@@ -38,6 +38,16 @@ enum Text {
     Tokens(usize),
     /// One long run of filler, then a literal repeated: one long part and many empty ones.
     Halves(usize),
+    /// The value of an entry: its key, then filler (`v.startsWith(k)`, `v.contains(k)` and
+    /// `v == k` hold on every entry, so an `all` over them visits them all).
+    KeyFirst,
+    /// The value of an entry: filler, then its key (`v.endsWith(k)` holds).
+    KeyLast,
+    /// A literal then a separator the expression splits at, repeated (with one filler
+    /// character between them when the flag is set): every part of the split is the literal
+    /// (or the literal and one more character), so a `filter` or `all` testing the parts
+    /// against it passes every one.
+    Joined(usize, usize, bool),
 }
 
 /// How the elements (or entry values) of a container share its bytes.
@@ -65,12 +75,16 @@ pub(crate) enum Spread {
     LongKeys,
     /// Two entries whose keys share the object's bytes.
     TwoKeys,
+    /// One entry whose key and value share the object's bytes evenly: what a search of one in
+    /// the other (`v.contains(k)`) costs most on, a product of the two sizes. A list's one
+    /// element takes everything, as with `One`.
+    Balanced,
     /// The elements of a list all different (`0`, `1`, `2`… or the shortest distinct strings):
     /// `distinct()` and the `sets` functions compare each with all those before it.
     Distinct,
 }
 
-const SPREADS: [Spread; 11] = [
+const SPREADS: [Spread; 12] = [
     Spread::Least,
     Spread::Small(1),
     Spread::Small(10),
@@ -82,10 +96,13 @@ const SPREADS: [Spread; 11] = [
     Spread::LongKeys,
     Spread::TwoKeys,
     Spread::Distinct,
+    Spread::Balanced,
 ];
 
 /// Number of scalar choices besides the literals.
 const SCALARS: usize = 10;
+/// The scalar option of the number 0.
+pub(crate) const SCALAR_ZERO: u8 = 1;
 /// The scalar option of the double whose text is longest for its JSON (`1e308`).
 pub(crate) const SCALAR_LONGEST: u8 = 8;
 
@@ -124,20 +141,42 @@ pub(crate) const SPREAD_ONE: u8 = 5;
 
 /// How many options each knob family has.
 pub(crate) fn text_options(t: &Template) -> usize {
-    TEXTS + LITERAL_TEXTS * t.strings.len()
+    TEXTS + LITERAL_TEXTS * t.strings.len() + JOINED_TEXTS * t.strings.len() * t.separators.len()
 }
 
-/// Text choices that need no literal, and those made once per literal.
-const TEXTS: usize = 5;
+/// Text choices that need no literal, those made once per literal, and those made once per
+/// literal and separator.
+const TEXTS: usize = 7;
 const LITERAL_TEXTS: usize = 6;
+const JOINED_TEXTS: usize = 2;
 /// The text option of `"` repeated.
 pub(crate) const TEXT_QUOTES: u8 = 3;
 /// The text option of distinct characters.
 pub(crate) const TEXT_DISTINCT: u8 = 4;
+/// The text option of an entry's value made of its key, then filler.
+pub(crate) const TEXT_KEY_FIRST: u8 = 5;
+/// The text option of an entry's value made of filler, then its key.
+pub(crate) const TEXT_KEY_LAST: u8 = 6;
 
 /// The text option `Tokens(literal)` or `Halves(literal)` of the `literal`-th literal.
 pub(crate) fn text_of_literal(literal: usize, halves: bool) -> u8 {
     let n = TEXTS + LITERAL_TEXTS * literal + if halves { 5 } else { 4 };
+    u8::try_from(n).unwrap_or(0)
+}
+
+/// The text option `Prefix(literal)` or `Suffix(literal)` of the `literal`-th literal.
+pub(crate) fn text_affixed(literal: usize, suffix: bool) -> u8 {
+    let n = TEXTS + LITERAL_TEXTS * literal + if suffix { 2 } else { 1 };
+    u8::try_from(n).unwrap_or(0)
+}
+
+/// The text option `Joined(literal, separator, spaced)`, where `separator` indexes
+/// [`Template::separators`].
+pub(crate) fn text_joined(t: &Template, literal: usize, separator: usize, spaced: bool) -> u8 {
+    let n = TEXTS
+        + LITERAL_TEXTS * t.strings.len()
+        + JOINED_TEXTS * (separator * t.strings.len() + literal)
+        + usize::from(spaced);
     u8::try_from(n).unwrap_or(0)
 }
 
@@ -146,9 +185,22 @@ pub(crate) fn scalar_options(t: &Template) -> usize {
 }
 
 /// Spreads that make no difference for a slot render the same event, which the search
-/// recognises without evaluating it again.
-pub(crate) fn spread_options(_slot: &Slot) -> usize {
-    SPREADS.len()
+/// recognises without evaluating it again. After the fixed ones, `Small(n)` for each of the
+/// lengths the filter's integer literals name ([`small_lengths`]).
+pub(crate) fn spread_options(t: &Template) -> usize {
+    SPREADS.len() + small_lengths(t).len()
+}
+
+/// The extra bytes a length test against an integer literal asks for: a string of filler and
+/// `n` more bytes is `n + 1` long, so `size() > n` holds on it (a key of `n` filler bytes and
+/// its one-character word, likewise). Positive literals up to 256, at most four.
+fn small_lengths(t: &Template) -> Vec<u64> {
+    t.ints
+        .iter()
+        .filter_map(|&i| u64::try_from(i).ok())
+        .filter(|&n| (2..=256).contains(&n) && n != 10)
+        .take(4)
+        .collect()
 }
 
 /// The spread option of one element of half the bytes and many small ones.
@@ -157,6 +209,10 @@ pub(crate) const SPREAD_LOPSIDED: u8 = 7;
 pub(crate) const SPREAD_LONG_KEYS: u8 = 8;
 /// The spread option of distinct elements.
 pub(crate) const SPREAD_DISTINCT: u8 = 10;
+/// The spread option of one element of a few bytes more than its least.
+pub(crate) const SPREAD_SMALL: u8 = 1;
+/// The spread option of one entry whose key and value share the bytes.
+pub(crate) const SPREAD_BALANCED: u8 = 11;
 
 /// Renders events from one template.
 pub(crate) struct Renderer<'t> {
@@ -245,7 +301,19 @@ impl<'t> Renderer<'t> {
             2 => Text::Empty,
             3 => Text::Quotes,
             4 => Text::Distinct,
+            5 => Text::KeyFirst,
+            6 => Text::KeyLast,
             _ if n == 0 => Text::Filler,
+            _ if i >= TEXTS + LITERAL_TEXTS * n => {
+                let j = i - TEXTS - LITERAL_TEXTS * n;
+                let (pair, spaced) = (j / JOINED_TEXTS, j % JOINED_TEXTS == 1);
+                match self.template.separators.get(pair / n) {
+                    Some(&separator) if separator != pair % n => {
+                        Text::Joined(pair % n, separator, spaced)
+                    }
+                    _ => Text::Filler,
+                }
+            }
             _ => {
                 let literal = ((i - TEXTS) / LITERAL_TEXTS).min(n - 1);
                 match (i - TEXTS) % LITERAL_TEXTS {
@@ -267,7 +335,9 @@ impl<'t> Renderer<'t> {
                 Spread::Least
             }
             Some(s) => *s,
-            None => Spread::Least,
+            None => small_lengths(self.template)
+                .get(i - SPREADS.len())
+                .map_or(Spread::Least, |&n| Spread::Small(n)),
         }
     }
 
@@ -347,11 +417,36 @@ impl<'t> Renderer<'t> {
     /// The contents of a string slot given `extra` bytes beyond its least size, counted as
     /// `measure` says.
     fn content(&self, slot: &Slot, extra: u64, measure: Measure) -> String {
+        self.content_of(slot, extra, measure, None)
+    }
+
+    /// [`Self::content`], for the value of an entry under `key` when one is given (the texts
+    /// made of the key need it; without one they are filler).
+    fn content_of(&self, slot: &Slot, extra: u64, measure: Measure, key: Option<&str>) -> String {
         let strings = &self.template.strings;
         let fill =
             |n: u64| -> String { std::iter::repeat_n(self.filler(slot), n as usize).collect() };
         match self.text(slot) {
             Text::Filler => fill(1 + extra),
+            // The value takes the key's bytes and what is left of its own beyond them.
+            Text::KeyFirst | Text::KeyLast if key.is_some() => {
+                let key = key.unwrap_or_default();
+                let pad = fill(extra.saturating_sub(measure.str_len(key)));
+                if self.text(slot) == Text::KeyFirst {
+                    format!("{key}{pad}")
+                } else {
+                    format!("{pad}{key}")
+                }
+            }
+            Text::KeyFirst | Text::KeyLast => fill(1 + extra),
+            Text::Joined(i, j, spaced) => {
+                let unit = if spaced {
+                    format!("{}{}{}", strings[i], self.filler(slot), strings[j])
+                } else {
+                    format!("{}{}", strings[i], strings[j])
+                };
+                text::repeat_str(&unit, extra, measure)
+            }
             Text::Empty => String::new(),
             Text::Exact(i) => strings[i].clone(),
             Text::Prefix(i) => format!("{}{}", strings[i], fill(extra)),
@@ -514,8 +609,8 @@ impl<'t> Renderer<'t> {
             return;
         }
         let (count, extra) = match spread {
-            Spread::One | Spread::Two if grows => {
-                let n = if spread == Spread::One { 1 } else { 2 };
+            Spread::One | Spread::Two | Spread::Balanced if grows => {
+                let n = if spread == Spread::Two { 2 } else { 1 };
                 let size = ((budget + 1) / n).saturating_sub(1);
                 if size >= least {
                     (n, size - least)
@@ -605,9 +700,9 @@ impl<'t> Renderer<'t> {
                     list.push_str(&value);
                 }
                 list.push(']');
-                self.keyed("", None, &list, extra, &[], first, out);
+                self.keyed(("", ""), &|_, _| list.clone(), extra, &[], first, out);
             } else {
-                self.keyed("", None, &value, extra, &[], first, out);
+                self.keyed(("", ""), &|_, _| value.clone(), extra, &[], first, out);
             }
         }
         out.push('}');
@@ -653,60 +748,99 @@ impl<'t> Renderer<'t> {
         let spread = self.spread(slot);
         let pad =
             |n: u64| -> String { std::iter::repeat_n(self.filler(element), n as usize).collect() };
-        let prefix = match (self.kind(element), self.text(element), spread) {
-            (Kind::Str, Text::Exact(i) | Text::Prefix(i), _) => self.template.strings[i].clone(),
-            (_, _, Spread::LongKeys) => pad((budget as f64).sqrt() as u64),
-            (_, _, Spread::TwoKeys) => pad((budget / 2).saturating_sub(12)),
+        // A key is a literal it must start with, filler, the word that makes it distinct, and
+        // a literal it must end with: keys pass the tests a loop makes of them (`startsWith`,
+        // `endsWith`, `size() > 2`) and none stops an `all`.
+        let (starts, ends) = match (self.kind(element), self.text(element)) {
+            (Kind::Str, Text::Exact(i) | Text::Prefix(i)) => {
+                (self.template.strings[i].as_str(), "")
+            }
+            (Kind::Str, Text::Suffix(i)) => ("", self.template.strings[i].as_str()),
+            _ => ("", ""),
+        };
+        let filler = match spread {
+            Spread::Small(k) => pad(k),
+            Spread::LongKeys => pad((budget as f64).sqrt() as u64),
+            Spread::TwoKeys => pad((budget / 2).saturating_sub(12)),
+            // The key's JSON and the value's share the entry's bytes (`"K":"V"` takes five
+            // more); the key's generated word adds one byte.
+            Spread::Balanced => pad((budget.saturating_sub(6) / 2).saturating_sub(1)),
             _ => String::new(),
         };
-        let mut value = String::new();
-        let mut heavy = None;
-        match &slot.value {
-            Some(v) => {
-                let least = self.least(v);
-                let extra = match spread {
-                    Spread::Small(k) => k,
-                    Spread::Root => (budget as f64).sqrt() as u64,
-                    Spread::Two => (budget / 2).saturating_sub(least + 8),
-                    Spread::One => budget.saturating_sub(least + 8),
-                    _ => 0,
-                };
-                self.render(v, extra, &mut value);
-                if spread == Spread::Lopsided && budget / 2 > least + 8 {
-                    let mut one = String::new();
-                    self.render(v, budget / 2 - least - 8, &mut one);
-                    heavy = Some(one);
-                }
+        let prefix = format!("{starts}{filler}");
+        let Some(v) = &slot.value else {
+            self.keyed(
+                (&prefix, ends),
+                &|_, _| "0".to_owned(),
+                budget,
+                taken,
+                first,
+                out,
+            );
+            return;
+        };
+        let least = self.least(v);
+        let extra = match spread {
+            Spread::Small(k) => k,
+            Spread::Root => (budget as f64).sqrt() as u64,
+            Spread::Two => (budget / 2).saturating_sub(least + 8),
+            Spread::One => budget.saturating_sub(least + 8),
+            Spread::Balanced => {
+                budget.saturating_sub((prefix.len() + ends.len()) as u64 + least + 5)
             }
-            None => value.push('0'),
+            _ => 0,
+        };
+        let heavy =
+            (spread == Spread::Lopsided && budget / 2 > least + 8).then(|| budget / 2 - least - 8);
+        // A value made of its entry's key is rendered per entry; any other once, and once more
+        // for the heavy first entry.
+        let by_key =
+            self.kind(v) == Kind::Str && matches!(self.text(v), Text::KeyFirst | Text::KeyLast);
+        let mut common = String::new();
+        self.render(v, extra, &mut common);
+        let mut first_one = String::new();
+        if let Some(h) = heavy {
+            self.render(v, h, &mut first_one);
         }
-        self.keyed(&prefix, heavy.as_deref(), &value, budget, taken, first, out);
+        let value = |key: &str, first: bool| -> String {
+            let extra = if first { heavy.unwrap_or(extra) } else { extra };
+            if by_key {
+                let text = self.content_of(v, extra, Measure::Json, Some(key));
+                serde_json::Value::String(text).to_string()
+            } else if first && heavy.is_some() {
+                first_one.clone()
+            } else {
+                common.clone()
+            }
+        };
+        self.keyed((&prefix, ends), &value, budget, taken, first, out);
     }
 
-    /// Entries under distinct generated keys (each `prefix` then a short word) while they fit
-    /// in `budget`: the first with the value `heavy` if given, the others with `value`.
-    #[allow(clippy::too_many_arguments)]
+    /// Entries under distinct generated keys (each `prefix`, a short word, then `suffix`) while
+    /// they fit in `budget`: the value of each is `value(key, whether it is the first entry)`,
+    /// as JSON.
     fn keyed(
         &self,
-        prefix: &str,
-        mut heavy: Option<&str>,
-        value: &str,
+        (prefix, suffix): (&str, &str),
+        value: &dyn Fn(&str, bool) -> String,
         budget: u64,
         taken: &[&str],
         mut first: bool,
         out: &mut String,
     ) {
         let mut left = budget;
+        let mut entry = 0u64;
         // The empty key is skipped: it is the one key a predicate on keys (`k.size() > 0`,
         // `k != ''`) most often fails on, and a failing predicate ends `all` at once.
         let mut n = 1u64;
         loop {
-            let key = format!("{prefix}{}", text::nth_word(n, &self.key_chars));
+            let key = format!("{prefix}{}{suffix}", text::nth_word(n, &self.key_chars));
             n += 1;
             if taken.contains(&key.as_str()) {
                 continue;
             }
-            let value = heavy.take().unwrap_or(value);
+            let value = value(&key, entry == 0);
+            entry += 1;
             let key_json = serde_json::Value::String(key).to_string();
             let size = key_json.len() as u64 + 1 + value.len() as u64 + u64::from(!first);
             if size > left {
@@ -719,7 +853,7 @@ impl<'t> Renderer<'t> {
             first = false;
             out.push_str(&key_json);
             out.push(':');
-            out.push_str(value);
+            out.push_str(&value);
         }
     }
 

@@ -15,9 +15,10 @@ use std::time::Duration;
 
 use super::plan::{Kind, Slot, Template};
 use super::render::{
-    Choices, Renderer, SCALAR_LONGEST, SPREAD_DISTINCT, SPREAD_LONG_KEYS, SPREAD_LOPSIDED,
-    SPREAD_ONE, SPREAD_POINTER, TEXT_DISTINCT, TEXT_MEMBER_KEY, TEXT_QUOTES, scalar_options,
-    spread_options, text_of_literal, text_options,
+    Choices, Renderer, SCALAR_LONGEST, SCALAR_ZERO, SPREAD_BALANCED, SPREAD_DISTINCT,
+    SPREAD_LONG_KEYS, SPREAD_LOPSIDED, SPREAD_ONE, SPREAD_POINTER, SPREAD_SMALL, TEXT_DISTINCT,
+    TEXT_KEY_FIRST, TEXT_KEY_LAST, TEXT_MEMBER_KEY, TEXT_QUOTES, scalar_options, spread_options,
+    text_affixed, text_joined, text_of_literal, text_options,
 };
 use crate::cost::CostModel;
 use crate::eval::{EvalError, Event, Limits, ManualClock, Program, Stop};
@@ -31,6 +32,9 @@ pub(crate) struct Found {
     pub(crate) failure: Option<String>,
     pub(crate) evaluations: usize,
 }
+
+/// How many of the heaviest starting points the search climbs from.
+const CLIMBS: usize = 3;
 
 /// By cost alone.
 fn heavier(a: &Outcome, b: &Outcome) -> bool {
@@ -116,7 +120,10 @@ impl<'a> Search<'a> {
         }
     }
 
-    /// Runs the coordinate ascent from the best of a few whole-template strategies.
+    /// Runs the coordinate ascent from the best of a few whole-template strategies, twice: from
+    /// the best guesses, then from the best event the first round found (the strategies'
+    /// contents over the kinds the climb chose: values that repeat their keys once the climb
+    /// has made the range an object).
     pub(crate) fn run(mut self) -> Found {
         let slots = flatten(self.template);
         let first = Choices::first(self.template);
@@ -126,31 +133,13 @@ impl<'a> Search<'a> {
             outcome,
             state: first.clone(),
         };
-        let mut heaviest = top.clone();
-        for candidate in strategies(&first, &slots, self.template) {
-            if top.outcome.stopped || self.evaluations >= self.budget || self.spent >= self.work {
+        let mut base = first;
+        for _ in 0..2 {
+            self.round(&base, &slots, &mut top);
+            if top.outcome.stopped || self.proves(&top) || top.state == base {
                 break;
             }
-            let (event, outcome) = self.measure(&candidate);
-            let found = Best {
-                event,
-                outcome,
-                state: candidate,
-            };
-            if heavier(&found.outcome, &heaviest.outcome) {
-                heaviest = found.clone();
-            }
-            if self.better(&found.outcome, &top.outcome) {
-                top = found;
-            }
-        }
-        // Climbing by cost alone first, then by the full order from where that ended: an event
-        // that runs without error is often one knob away from a heavier one that fails (a
-        // `draft` that must be a bool once `action` is the literal that reaches it), which a
-        // climb by the full order alone never crosses.
-        let heaviest = self.climb(heaviest, &slots, false, &mut top);
-        if heaviest.outcome.failure.is_some() && !top.outcome.stopped {
-            self.climb(heaviest, &slots, true, &mut top);
+            base = top.state.clone();
         }
         Found {
             event: top.event,
@@ -161,6 +150,69 @@ impl<'a> Search<'a> {
         }
     }
 
+    /// One round: the strategies over `base`, then climbs from the heaviest few.
+    fn round(&mut self, base: &Choices, slots: &[&Slot], top: &mut Best) {
+        let (event, outcome) = self.measure(base);
+        let mut tried = vec![Best {
+            event,
+            outcome,
+            state: base.clone(),
+        }];
+        for candidate in strategies(base, slots, self.template) {
+            if top.outcome.stopped || self.exhausted() {
+                break;
+            }
+            let (event, outcome) = self.measure(&candidate);
+            let found = Best {
+                event,
+                outcome,
+                state: candidate,
+            };
+            if self.better(&found.outcome, &top.outcome) {
+                *top = found.clone();
+            }
+            tried.push(found);
+        }
+        // Climbing by cost alone first, then by the full order from where that ended: an event
+        // that runs without error is often one knob away from a heavier one that fails (a
+        // `draft` that must be a bool once `action` is the literal that reaches it), which a
+        // climb by the full order alone never crosses. From the heaviest few distinct starts,
+        // not one: each climb ends at a local optimum, and the heaviest start's is not always
+        // the best (a map of strings found by one strategy, a list of numbers by another).
+        tried.sort_by_key(|b| std::cmp::Reverse(b.outcome.cost));
+        tried.dedup_by(|a, b| a.event == b.event);
+        let mut ends: Vec<Choices> = Vec::new();
+        for start in tried.into_iter().take(CLIMBS) {
+            // Once a refusal is proved, the first climb's heaviest event is the witness: more
+            // starts would only raise a cost already past the limit.
+            let proved = !ends.is_empty() && self.proves(top);
+            if top.outcome.stopped || proved || ends.contains(&start.state) {
+                break;
+            }
+            let mut end = self.climb(start, slots, false, top);
+            if end.outcome.failure.is_some() && !top.outcome.stopped {
+                end = self.climb(end, slots, true, top);
+            }
+            ends.push(end.state);
+        }
+        // Last, by the full order from the best event the filter runs on, when no climb ended
+        // there.
+        if !top.outcome.stopped && !ends.contains(&top.state) {
+            let start = top.clone();
+            self.climb(start, slots, true, top);
+        }
+    }
+
+    /// Whether `best` costs more than the limit.
+    fn proves(&self, best: &Best) -> bool {
+        best.outcome.cost > self.limit
+    }
+
+    /// Whether the evaluation or work budget is spent.
+    fn exhausted(&self) -> bool {
+        self.evaluations >= self.budget || self.spent >= self.work
+    }
+
     /// Coordinate ascent from `start`, by cost alone or by the full order ([`Outcome::rank`]);
     /// every candidate also competes for `top` by the full order.
     fn climb(&mut self, start: Best, slots: &[&Slot], by_rank: bool, top: &mut Best) -> Best {
@@ -169,10 +221,7 @@ impl<'a> Search<'a> {
             let mut improved = false;
             for knob in self.knobs(&best.state, slots) {
                 for option in 0..options(knob, self.template, slots) {
-                    if top.outcome.stopped
-                        || self.evaluations >= self.budget
-                        || self.spent >= self.work
-                    {
+                    if top.outcome.stopped || self.exhausted() {
                         break 'passes;
                     }
                     let Some(candidate) = with(&best.state, knob, option) else {
@@ -336,6 +385,10 @@ fn strategies(first: &Choices, slots: &[&Slot], template: &Template) -> Vec<Choi
     // the best guesses and over the same with every leaf a string where it may be one (a sort
     // key the guesses make a number, say).
     let mut leaves = first.clone();
+    // And every leaf the number 0 where it may be a number: what keeps a loop going over
+    // values compared with a literal (`m.exists(k, v, v > 3)`), where the guesses make the
+    // values strings.
+    let mut zeros = first.clone();
     for slot in slots {
         let leaf = slot.keys.is_empty()
             && slot.element.is_none()
@@ -344,7 +397,12 @@ fn strategies(first: &Choices, slots: &[&Slot], template: &Template) -> Vec<Choi
         if let (true, Some(i)) = (leaf, slot.kinds.iter().position(|k| *k == Kind::Str)) {
             leaves.kind[slot.id] = i as u8;
         }
+        if let (true, Some(i)) = (leaf, slot.kinds.iter().position(|k| *k == Kind::Scalar)) {
+            zeros.kind[slot.id] = i as u8;
+            zeros.scalar[slot.id] = SCALAR_ZERO;
+        }
     }
+    out.push(zeros);
     let mut every = |f: &dyn Fn(&mut Choices, &Slot)| {
         for base in [first, &leaves] {
             let mut c = base.clone();
@@ -372,6 +430,31 @@ fn strategies(first: &Choices, slots: &[&Slot], template: &Template) -> Vec<Choi
         c.scalar[s.id] = SCALAR_LONGEST;
         c.spread[s.id] = SPREAD_ONE;
     });
+    // One entry whose key and value share the bytes: a search of one in the other.
+    every(&|c, s| c.spread[s.id] = SPREAD_BALANCED);
+    // Contents on which a test of every element passes, so that an `all` (or a `filter`
+    // before the loop that costs) visits every one of them rather than stopping at the first:
+    // values that repeat their key (`v.startsWith(k)`), strings that begin or end with a
+    // literal and are one byte longer (`f.size() > 3 && f.endsWith('.go')`: the literal alone
+    // is too short, and a longer element leaves room for fewer), and texts whose every part
+    // once split is a literal (`split(' ').filter(w, w.startsWith('#'))`).
+    every(&|c, s| c.text[s.id] = TEXT_KEY_FIRST);
+    every(&|c, s| c.text[s.id] = TEXT_KEY_LAST);
+    for i in 0..template.strings.len() {
+        for suffix in [true, false] {
+            every(&|c, s| {
+                c.text[s.id] = text_affixed(i, suffix);
+                c.spread[s.id] = SPREAD_SMALL;
+            });
+        }
+    }
+    for separator in 0..template.separators.len() {
+        for i in 0..template.strings.len() {
+            for spaced in [false, true] {
+                every(&|c, s| c.text[s.id] = text_joined(template, i, separator, spaced));
+            }
+        }
+    }
     out
 }
 
@@ -405,7 +488,7 @@ fn options(knob: Knob, template: &Template, slots: &[&Slot]) -> usize {
         Knob::Kind(id) => slots[id].kinds.len(),
         Knob::Text(_) => text_options(template),
         Knob::Scalar(_) => scalar_options(template),
-        Knob::Spread(id) => spread_options(slots[id]),
+        Knob::Spread(_) => spread_options(template),
         Knob::Split => 2 + template.attributes.keys.len().min(6),
     }
 }

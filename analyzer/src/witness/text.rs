@@ -120,6 +120,12 @@ pub(crate) fn repeat_char(c: char, budget: u64, measure: Measure) -> String {
     std::iter::repeat_n(c, n as usize).collect()
 }
 
+/// `unit` once, and again as many whole times as fit into `extra` more bytes.
+pub(crate) fn repeat_str(unit: &str, extra: u64, measure: Measure) -> String {
+    let n = 1 + extra / measure.str_len(unit).max(1);
+    unit.repeat(usize::try_from(n).unwrap_or(1))
+}
+
 /// The `n`-th word over `alphabet`: all words of length 0 first, then of length 1, and so on.
 pub(crate) fn nth_word(mut n: u64, alphabet: &[char]) -> String {
     let base = alphabet.len() as u64;
