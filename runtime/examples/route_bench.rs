@@ -18,6 +18,16 @@
 //! waits are registered through the runtime too (jobs started, waits registered), 64 at once;
 //! that is not timed. With `postgres` the process runs on two worker threads, or on
 //! `ROUTE_BENCH_THREADS` (1: one thread for every edge and the driver).
+//!
+//! **What the timed loop includes.** Events are built before it, in batches of 10,000; after
+//! each batch the waits it took are registered again (not timed), so the index stays full. With
+//! one in flight the loop calls [`Runtime::ingest`] for one event after another on the bench's
+//! task, as an edge's connection handler awaits one delivery at a time: per event, the call and
+//! two clock reads for its latency, nothing else. With more in flight each event is moved (not
+//! copied) into a tokio task of its own in a `JoinSet`, so that that many are in the runtime at
+//! once; the spawn, the scheduling and the join are then part of each event's time. Neither
+//! form includes what `Runtime::deliver` adds before `ingest` (the signature, the source's
+//! function, remembering the delivery's identity and its `event.delivery` record).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -212,27 +222,16 @@ async fn run<S: Store>(
     let mut k = 0;
     while k < events {
         let batch: Vec<Event> = (k..(k + BATCH).min(events)).map(event).collect();
+        let taken = batch.len();
         // One batch touches distinct waits; each event takes exactly one.
         let cpu = thread_cpu();
         let ticks = machine_ticks();
         profile("enable");
         let wall = Instant::now();
-        let mut running = JoinSet::new();
-        for (i, event) in batch.iter().cloned().enumerate() {
-            if running.len() >= in_flight {
-                m.latencies
-                    .push(running.join_next().await.expect("a task").expect("ingest"));
-            }
-            let rt = edges[i % edges.len()].clone();
-            running.spawn(async move {
-                let start = Instant::now();
-                let stored = rt.ingest(&event).await.expect("ingest");
-                assert!(stored.is_some(), "a new event");
-                start.elapsed()
-            });
-        }
-        while let Some(done) = running.join_next().await {
-            m.latencies.push(done.expect("ingest"));
+        if in_flight == 1 {
+            one_at_a_time(edges, &batch, &mut m.latencies).await;
+        } else {
+            at_once(edges, batch, in_flight, &mut m.latencies).await;
         }
         m.wall += wall.elapsed();
         profile("disable");
@@ -241,20 +240,58 @@ async fn run<S: Store>(
         }
         cpu_since(&cpu, &mut m.cpu);
         if local {
-            assert_eq!(first.armed(), WAITS - batch.len());
+            assert_eq!(first.armed(), WAITS - taken);
         }
         // Keep the index full: the waits that got an event are replaced (not timed).
-        register_all(
-            first,
-            (k..k + batch.len()).map(|j| (j % WAITS, j / WAITS + 1)),
-        )
-        .await;
-        k += batch.len();
+        register_all(first, (k..k + taken).map(|j| (j % WAITS, j / WAITS + 1))).await;
+        k += taken;
     }
     if local {
         assert_eq!(first.armed(), WAITS);
     }
     m
+}
+
+/// One event after another, each awaited on this task before the next (one in flight): no
+/// task, no copy of the event, only the two clock reads of its latency.
+async fn one_at_a_time<S: Store>(
+    edges: &[Arc<Runtime<S>>],
+    batch: &[Event],
+    latencies: &mut Vec<Duration>,
+) {
+    for (i, event) in batch.iter().enumerate() {
+        let rt = &edges[i % edges.len()];
+        let start = Instant::now();
+        let stored = rt.ingest(event).await.expect("ingest");
+        latencies.push(start.elapsed());
+        assert!(stored.is_some(), "a new event");
+    }
+}
+
+/// `in_flight` events in the runtime at once, each moved into a task of its own.
+async fn at_once<S: Store>(
+    edges: &[Arc<Runtime<S>>],
+    batch: Vec<Event>,
+    in_flight: usize,
+    latencies: &mut Vec<Duration>,
+) {
+    let mut running = JoinSet::new();
+    for (i, event) in batch.into_iter().enumerate() {
+        if running.len() >= in_flight {
+            latencies.push(running.join_next().await.expect("a task").expect("ingest"));
+        }
+        let rt = edges[i % edges.len()].clone();
+        running.spawn(async move {
+            let start = Instant::now();
+            let stored = rt.ingest(&event).await.expect("ingest");
+            let took = start.elapsed();
+            assert!(stored.is_some(), "a new event");
+            took
+        });
+    }
+    while let Some(done) = running.join_next().await {
+        latencies.push(done.expect("ingest"));
+    }
 }
 
 fn report(name: &str, mut m: Measured) {
