@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use tokio::sync::{Mutex, MutexGuard};
 
-use self::borrowed::{Pair, Triple};
+use self::borrowed::Pair;
 use super::StoreResult;
 use super::rows::{Backend, Closing, ReadRows, Rows};
 use crate::clock::Timestamp;
@@ -24,6 +24,11 @@ pub struct MemoryStore {
 
 type LedgerKey = (String, String, String);
 
+/// The ledger, by job: which events (source, id) each job has taken. Indexed by job because a
+/// registration's look-back reads one job's ledger, which a flat set could only find by a scan
+/// of every job's entries (quadratic in the waits of a run).
+type Ledger = HashMap<String, HashSet<(String, String)>>;
+
 #[derive(Debug, Default)]
 struct Inner {
     jobs: HashMap<String, Job>,
@@ -37,7 +42,7 @@ struct Inner {
     event_keys: HashMap<(String, String), i64>,
     next_event: i64,
     unrouted: BTreeSet<i64>,
-    ledger: HashSet<LedgerKey>,
+    ledger: Ledger,
     leases: HashMap<String, (String, Timestamp)>,
     deliveries: HashMap<(String, String), (String, Timestamp)>,
     fires: Vec<Fire>,
@@ -183,8 +188,13 @@ impl Inner {
             Undo::Routed(seq) => {
                 self.unrouted.insert(seq);
             }
-            Undo::Ledger(key) => {
-                self.ledger.remove(&key);
+            Undo::Ledger((job, source, id)) => {
+                if let Some(taken) = self.ledger.get_mut(&job) {
+                    taken.remove(&(source.as_str(), id.as_str()) as &dyn Pair);
+                    if taken.is_empty() {
+                        self.ledger.remove(&job);
+                    }
+                }
             }
             Undo::Delivery(key) => {
                 self.deliveries.remove(&key);
@@ -359,17 +369,17 @@ impl ReadRows for MemoryTx<'_> {
         Ok(self
             .rows
             .ledger
-            .contains(&(job, event.0, event.1) as &dyn Triple))
+            .get(job)
+            .is_some_and(|taken| taken.contains(&(event.0, event.1) as &dyn Pair)))
     }
 
     async fn ledger_of_job(&mut self, job: &str) -> StoreResult<Vec<(String, String)>> {
         Ok(self
             .rows
             .ledger
-            .iter()
-            .filter(|(j, _, _)| j == job)
-            .map(|(_, source, id)| (source.clone(), id.clone()))
-            .collect())
+            .get(job)
+            .map(|taken| taken.iter().cloned().collect())
+            .unwrap_or_default())
     }
 
     async fn event(&mut self, source: &str, id: &str) -> StoreResult<Option<StoredEvent>> {
@@ -616,15 +626,12 @@ impl Rows for MemoryTx<'_> {
         wait_seq: i64,
     ) -> StoreResult<bool> {
         let _ = wait_seq;
-        if self
-            .rows
-            .ledger
-            .contains(&(job, event.0, event.1) as &dyn Triple)
-        {
+        let taken = self.rows.ledger.entry(job.to_owned()).or_default();
+        if taken.contains(&(event.0, event.1) as &dyn Pair) {
             return Ok(false);
         }
+        taken.insert((event.0.to_owned(), event.1.to_owned()));
         let key = (job.to_owned(), event.0.to_owned(), event.1.to_owned());
-        self.rows.ledger.insert(key.clone());
         self.undo.push(Undo::Ledger(key));
         Ok(true)
     }
@@ -799,9 +806,9 @@ impl Rows for MemoryTx<'_> {
 }
 
 mod borrowed {
-    //! Lookups of the memory store's string-tuple keys by borrowed strings: a probe of the
-    //! ledger or of an event's identity on the routing path would otherwise copy each string
-    //! of the key first, only to drop the copies after one lookup.
+    //! Lookups of the memory store's `(source, id)` keys by borrowed strings: a probe of a
+    //! job's ledger or of an event's identity on the routing path would otherwise copy each
+    //! string of the key first, only to drop the copies after one lookup.
     //!
     //! `Hash` of a tuple hashes its fields in order, and `str` hashes as `String` does, so the
     //! borrowed form hashes and compares exactly as the owned key; the map is std's, with its
@@ -810,50 +817,27 @@ mod borrowed {
     use std::borrow::Borrow;
     use std::hash::{Hash, Hasher};
 
-    /// A `(source, id)` or `(job, source, id)` key, owned or borrowed.
-    pub(super) trait Key {
-        /// The strings of the key, in order (`""` past the second for a pair).
-        fn parts(&self) -> (&str, &str, &str);
+    /// A `(source, id)` key, owned or borrowed.
+    pub(super) trait Pair {
+        /// The strings of the key, in order.
+        fn parts(&self) -> (&str, &str);
     }
 
-    impl Key for (String, String) {
-        fn parts(&self) -> (&str, &str, &str) {
-            (&self.0, &self.1, "")
+    impl Pair for (String, String) {
+        fn parts(&self) -> (&str, &str) {
+            (&self.0, &self.1)
         }
     }
 
-    impl Key for (&str, &str) {
-        fn parts(&self) -> (&str, &str, &str) {
-            (self.0, self.1, "")
+    impl Pair for (&str, &str) {
+        fn parts(&self) -> (&str, &str) {
+            (self.0, self.1)
         }
     }
-
-    impl Key for (String, String, String) {
-        fn parts(&self) -> (&str, &str, &str) {
-            (&self.0, &self.1, &self.2)
-        }
-    }
-
-    impl Key for (&str, &str, &str) {
-        fn parts(&self) -> (&str, &str, &str) {
-            (self.0, self.1, self.2)
-        }
-    }
-
-    /// A pair and a triple never meet in one map, so they need not hash apart; within a map,
-    /// every key has the same arity and the hash is the owned tuple's.
-    pub(super) trait Pair: Key {}
-    impl Pair for (String, String) {}
-    impl Pair for (&str, &str) {}
-
-    /// See [`Pair`].
-    pub(super) trait Triple: Key {}
-    impl Triple for (String, String, String) {}
-    impl Triple for (&str, &str, &str) {}
 
     impl Hash for dyn Pair + '_ {
         fn hash<H: Hasher>(&self, state: &mut H) {
-            let (a, b, _) = self.parts();
+            let (a, b) = self.parts();
             a.hash(state);
             b.hash(state);
         }
@@ -873,34 +857,11 @@ mod borrowed {
         }
     }
 
-    impl Hash for dyn Triple + '_ {
-        fn hash<H: Hasher>(&self, state: &mut H) {
-            let (a, b, c) = self.parts();
-            a.hash(state);
-            b.hash(state);
-            c.hash(state);
-        }
-    }
-
-    impl PartialEq for dyn Triple + '_ {
-        fn eq(&self, other: &Self) -> bool {
-            self.parts() == other.parts()
-        }
-    }
-
-    impl Eq for dyn Triple + '_ {}
-
-    impl<'a> Borrow<dyn Triple + 'a> for (String, String, String) {
-        fn borrow(&self) -> &(dyn Triple + 'a) {
-            self
-        }
-    }
-
     #[cfg(test)]
     mod tests {
         use std::collections::{HashMap, HashSet};
 
-        use super::{Pair, Triple};
+        use super::Pair;
 
         #[test]
         fn borrowed_keys_find_what_owned_keys_hold() {
@@ -912,11 +873,11 @@ mod borrowed {
             assert_eq!(pairs.get(&("ci", "e1") as &dyn Pair), Some(&1));
             assert_eq!(pairs.get(&("cie", "12") as &dyn Pair), None);
             assert_eq!(pairs.get(&("ci", "e") as &dyn Pair), None);
-            let mut triples = HashSet::new();
-            triples.insert(("j".to_owned(), "ci".to_owned(), "e1".to_owned()));
-            assert!(triples.contains(&("j", "ci", "e1") as &dyn Triple));
-            assert!(!triples.contains(&("j", "ci", "e2") as &dyn Triple));
-            assert!(!triples.contains(&("jc", "i", "e1") as &dyn Triple));
+            let mut taken = HashSet::new();
+            taken.insert(("ci".to_owned(), "e1".to_owned()));
+            assert!(taken.contains(&("ci", "e1") as &dyn Pair));
+            assert!(!taken.contains(&("ci", "e2") as &dyn Pair));
+            assert!(!taken.contains(&("c", "ie1") as &dyn Pair));
         }
     }
 }
