@@ -187,8 +187,11 @@ pub(crate) fn text_joined(t: &Template, literal: usize, separator: usize, spaced
 }
 
 /// The tail options: none (0), then, only when the expression has an `all` or `exists`, the
-/// empty string, one filler character, each literal after or before one filler character, and
-/// every scalar but the slot's own number (the literals among them, `0`, `true`, `false`…).
+/// empty string, one filler character, the element at its least size as the best guesses
+/// render it with every leaf the empty string (`{"name":""}`, which ends
+/// `items.all(x, x.name.size() > 3)`) or the number 0, each literal after or before one filler
+/// character, and every scalar but the slot's own number (the literals among
+/// them, `0`, `true`, `false`…).
 /// After many elements on which the predicate errors (`0` for a string test), a tail that
 /// decides the loop (`''` makes `f.size() > 3` false and ends an `all` without the error;
 /// `'v'` makes `t.startsWith('v')` true and ends an `exists`) makes an event the filter runs on
@@ -202,8 +205,9 @@ pub(crate) fn tail_options(t: &Template) -> usize {
     }
 }
 
-/// Tail options that need no literal: none, the empty string, one filler character.
-const TAILS: usize = 3;
+/// Tail options that need no literal: none, the empty string, one filler character, the
+/// element with empty or zero leaves.
+const TAILS: usize = 5;
 
 pub(crate) fn scalar_options(t: &Template) -> usize {
     SCALARS + t.strings.len() + 3 * t.ints.len()
@@ -534,6 +538,13 @@ impl<'t> Renderer<'t> {
         let value = match i {
             1 => serde_json::Value::String(String::new()),
             2 => serde_json::Value::String(filler.to_string()),
+            3 | 4 => {
+                let mut leaves = Choices::first(self.template);
+                set_leaves(element, i == 4, &mut leaves);
+                let mut out = String::new();
+                Renderer::new(self.template, &leaves).render(element, 0, &mut out);
+                return Some(out);
+            }
             _ if i < TAILS + 2 * strings.len() => {
                 let j = i - TAILS;
                 let literal = &strings[j / 2];
@@ -978,6 +989,35 @@ impl<'t> Renderer<'t> {
             self.render_scalar(slot, &mut one);
         }
         one
+    }
+}
+
+/// Every leaf below `slot` (a slot with no members, elements or values) made the empty string,
+/// or the number 0 when `zero`, where its kinds allow.
+fn set_leaves(slot: &Slot, zero: bool, choices: &mut Choices) {
+    let leaf = slot.keys.is_empty()
+        && slot.element.is_none()
+        && slot.value.is_none()
+        && slot.member.is_none();
+    if leaf {
+        let kind = if zero { Kind::Scalar } else { Kind::Str };
+        if let Some(i) = slot.kinds.iter().position(|k| *k == kind) {
+            choices.kind[slot.id] = u8::try_from(i).unwrap_or(0);
+            if zero {
+                choices.scalar[slot.id] = SCALAR_ZERO;
+            } else {
+                choices.text[slot.id] = TEXT_EMPTY;
+            }
+        }
+    }
+    for (_, child) in &slot.keys {
+        set_leaves(child, zero, choices);
+    }
+    for child in [&slot.element, &slot.value, &slot.member]
+        .into_iter()
+        .flatten()
+    {
+        set_leaves(child, zero, choices);
     }
 }
 
