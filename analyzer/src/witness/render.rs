@@ -937,7 +937,8 @@ impl<'t> Renderer<'t> {
         // `k != ''`) most often fails on, and a failing predicate ends `all` at once.
         let word = |n: u64| format!("{prefix}{}{suffix}", text::nth_word(n, &self.key_chars));
         let tail_key = tail.map(|_| {
-            (1u64..)
+            // Words differ, so one of the first `taken.len() + 1` is free.
+            (1..=taken.len() as u64 + 1)
                 .map(word)
                 .find(|k| !taken.contains(&k.as_str()))
                 .unwrap_or_default()
