@@ -871,7 +871,17 @@ impl<'t> Renderer<'t> {
             );
             return;
         };
-        let tail = self.tail(slot, Some(v));
+        // The last entry's key: the literals the keys start and end with around the first free
+        // word, without the filler the spread adds (which grows with the budget: the tail is
+        // part of the object's least size, so its size must not).
+        let tail = self.tail(slot, Some(v)).map(|value| {
+            // Words differ, so one of the first `taken.len() + 1` is free.
+            let key = (1..=taken.len() as u64 + 1)
+                .map(|n| format!("{starts}{}{ends}", text::nth_word(n, &self.key_chars)))
+                .find(|k| !taken.contains(&k.as_str()))
+                .unwrap_or_default();
+            (key, value)
+        });
         let least = self.least(v);
         let extra = match spread {
             Spread::Small(k) => k,
@@ -911,7 +921,7 @@ impl<'t> Renderer<'t> {
             &value,
             budget,
             taken,
-            tail.as_deref(),
+            tail.as_ref().map(|(k, v)| (k.as_str(), v.as_str())),
             first,
             out,
         );
@@ -919,9 +929,9 @@ impl<'t> Renderer<'t> {
 
     /// Entries under distinct generated keys (each `prefix`, a short word, then `suffix`) while
     /// they fit in `budget`: the value of each is `value(key, whether it is the first entry)`,
-    /// as JSON. With a `tail`, one more entry last whose value is the tail, under the first key
-    /// (so that its size does not depend on how many entries there are: it is part of the
-    /// object's least size, and only the comma before it is taken from `budget`).
+    /// as JSON. With a `tail` (a key and the JSON of a value), one more entry last: its size does
+    /// not depend on the budget, it is part of the object's least size, and only the comma
+    /// before it is taken from `budget`. No other entry takes its key.
     #[allow(clippy::too_many_arguments)]
     fn keyed(
         &self,
@@ -929,20 +939,14 @@ impl<'t> Renderer<'t> {
         value: &dyn Fn(&str, bool) -> String,
         budget: u64,
         taken: &[&str],
-        tail: Option<&str>,
+        tail: Option<(&str, &str)>,
         mut first: bool,
         out: &mut String,
     ) {
         // The empty key is skipped: it is the one key a predicate on keys (`k.size() > 0`,
         // `k != ''`) most often fails on, and a failing predicate ends `all` at once.
         let word = |n: u64| format!("{prefix}{}{suffix}", text::nth_word(n, &self.key_chars));
-        let tail_key = tail.map(|_| {
-            // Words differ, so one of the first `taken.len() + 1` is free.
-            (1..=taken.len() as u64 + 1)
-                .map(word)
-                .find(|k| !taken.contains(&k.as_str()))
-                .unwrap_or_default()
-        });
+        let tail_key = tail.map(|(key, _)| key);
         let mut left = if tail.is_some() {
             budget.saturating_sub(1)
         } else {
@@ -953,7 +957,7 @@ impl<'t> Renderer<'t> {
         loop {
             let key = word(n);
             n += 1;
-            if taken.contains(&key.as_str()) || tail_key.as_ref() == Some(&key) {
+            if taken.contains(&key.as_str()) || tail_key == Some(key.as_str()) {
                 continue;
             }
             let value = value(&key, entry == 0);
@@ -972,11 +976,11 @@ impl<'t> Renderer<'t> {
             out.push(':');
             out.push_str(&value);
         }
-        if let (Some(tail), Some(key)) = (tail, tail_key) {
+        if let Some((key, tail)) = tail {
             if !first {
                 out.push(',');
             }
-            let _ = write!(out, "{}:{tail}", serde_json::Value::String(key));
+            let _ = write!(out, "{}:{tail}", serde_json::Value::String(key.to_owned()));
         }
     }
 
