@@ -1043,3 +1043,56 @@ fn repeated(literal: &str, extra: u64) -> String {
     let times = (escaped as u64 + extra) / escaped as u64;
     literal.repeat(usize::try_from(times).unwrap_or(1).max(1))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::check::Env;
+    use crate::eval::Event;
+    use crate::witness::plan;
+    use crate::{Options, compile, cost};
+
+    /// A tail is part of its container's least size, so every spread must leave room for it:
+    /// the last entry's key once took the filler of the long-key spreads, and the event came out
+    /// larger than the bounds (a candidate wasted, not an error anyone saw). Every spread, tail,
+    /// kind and a few contents, on every slot at once, renders an event the reader accepts.
+    #[test]
+    fn every_tail_stays_within_the_bounds() {
+        let options = Options::default();
+        for source in [
+            "event.attributes.m.all(k, v, v.startsWith(k))",
+            "event.attributes.files.all(f, f.size() > 3 && f.endsWith('.go'))",
+            "event.attributes.items.all(x, x.name.size() > 3)",
+            "event.attributes.all(k, v, v.all(x, x.size() > 2))",
+        ] {
+            let checked = compile(source, &Env::filter(), &options).expect("compiles");
+            let estimate = cost::estimate(&checked, &Env::filter(), &options);
+            let template = plan::template(&estimate.derivation, &checked.ast);
+            assert!(tail_options(&template) > 1, "{source}");
+            let n = template.slots;
+            for kind in 0..2u8 {
+                for text in [0, TEXT_KEY_FIRST, TEXT_KEY_LAST] {
+                    for spread in 0..spread_options(&template) {
+                        for tail in 0..tail_options(&template) {
+                            let choices = Choices {
+                                kind: vec![kind; n],
+                                text: vec![text; n],
+                                scalar: vec![SCALAR_ZERO; n],
+                                spread: vec![u8::try_from(spread).expect("few"); n],
+                                tail: vec![u8::try_from(tail).expect("few"); n],
+                                split: 0,
+                            };
+                            let event = Renderer::new(&template, &choices).event(&options.bounds);
+                            let read = Event::from_json(&event, &options.bounds);
+                            assert!(
+                                read.is_ok(),
+                                "{source}: {choices:?} renders {read:?}: {}",
+                                &event[..event.len().min(200)]
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
