@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 use crate::cost::Derivation;
 use crate::cost::parts::{Part, PartKind, Uses};
 use crate::cost::poly::Var;
-use crate::syntax::{Ast, ExprKind, Literal};
+use crate::syntax::{Ast, ExprKind, Literal, MacroKind};
 
 /// What kind of JSON value a slot renders as.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -75,6 +75,11 @@ pub(crate) struct Template {
     pub(crate) ints: Vec<i64>,
     /// The key under which objects hold their member for computed keys.
     pub(crate) member_key: String,
+    /// Whether the expression has an `all` or `exists`: loops that go on past an element whose
+    /// predicate errors and end without the error at an element that decides them (`false` for
+    /// `all`, `true` for `exists`), so a container may end with a terminating element after
+    /// many that make the predicate error cheaply (the tail knob of `render.rs`).
+    pub(crate) quantified: bool,
 }
 
 /// Builds the template of the event a filter's worst case needs.
@@ -124,6 +129,10 @@ pub(crate) fn template(derivation: &Derivation, ast: &Ast) -> Template {
         })
         .find(|k| !strings.iter().any(|s| s == k) && !constant_keys.contains(&k.as_str()))
         .unwrap_or_default();
+    let quantified = ast.nodes().iter().any(|n| {
+        matches!(&n.kind, ExprKind::Comprehension(c)
+            if matches!(c.kind, MacroKind::All | MacroKind::Exists))
+    });
     Template {
         text,
         headers,
@@ -133,6 +142,7 @@ pub(crate) fn template(derivation: &Derivation, ast: &Ast) -> Template {
         separators,
         ints,
         member_key,
+        quantified,
     }
 }
 

@@ -106,15 +106,18 @@ pub(crate) const SCALAR_ZERO: u8 = 1;
 /// The scalar option of the double whose text is longest for its JSON (`1e308`).
 pub(crate) const SCALAR_LONGEST: u8 = 8;
 
-/// One choice per knob: the kind, string content, scalar and spread of every slot, and how the
-/// attributes' budget is split among its members (0: by the worst monomial's weights, 1: evenly,
-/// `2 + i`: all to the `i`-th growable member).
+/// One choice per knob: the kind, string content, scalar, spread and tail of every slot, and
+/// how the attributes' budget is split among its members (0: by the worst monomial's weights,
+/// 1: evenly, `2 + i`: all to the `i`-th growable member).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub(crate) struct Choices {
     pub(crate) kind: Vec<u8>,
     pub(crate) text: Vec<u8>,
     pub(crate) scalar: Vec<u8>,
     pub(crate) spread: Vec<u8>,
+    /// The last element of a list, or the value of the last entry of an object, when it is not
+    /// one more like the others (0): see [`tail_options`].
+    pub(crate) tail: Vec<u8>,
     pub(crate) split: u8,
 }
 
@@ -127,6 +130,7 @@ impl Choices {
             text: vec![0; n],
             scalar: vec![0; n],
             spread: vec![0; n],
+            tail: vec![0; n],
             split: 0,
         }
     }
@@ -149,6 +153,8 @@ pub(crate) fn text_options(t: &Template) -> usize {
 const TEXTS: usize = 7;
 const LITERAL_TEXTS: usize = 6;
 const JOINED_TEXTS: usize = 2;
+/// The text option of the empty string.
+pub(crate) const TEXT_EMPTY: u8 = 2;
 /// The text option of `"` repeated.
 pub(crate) const TEXT_QUOTES: u8 = 3;
 /// The text option of distinct characters.
@@ -179,6 +185,29 @@ pub(crate) fn text_joined(t: &Template, literal: usize, separator: usize, spaced
         + usize::from(spaced);
     u8::try_from(n).unwrap_or(0)
 }
+
+/// The tail options: none (0), then, only when the expression has an `all` or `exists`, the
+/// empty string, one filler character, the element at its least size as the best guesses
+/// render it with every leaf the empty string (`{"name":""}`, which ends
+/// `items.all(x, x.name.size() > 3)`) or the number 0, each literal after or before one filler
+/// character, and every scalar but the slot's own number (the literals among
+/// them, `0`, `true`, `false`…).
+/// After many elements on which the predicate errors (`0` for a string test), a tail that
+/// decides the loop (`''` makes `f.size() > 3` false and ends an `all` without the error;
+/// `'v'` makes `t.startsWith('v')` true and ends an `exists`) makes an event the filter runs on
+/// to the end: `all` and `exists` go on past an error and a decisive result absorbs it
+/// (`eval/loops.rs`, `quantifier`).
+pub(crate) fn tail_options(t: &Template) -> usize {
+    if t.quantified {
+        TAILS + 2 * t.strings.len() + scalar_options(t) - 1
+    } else {
+        1
+    }
+}
+
+/// Tail options that need no literal: none, the empty string, one filler character, the
+/// element with empty or zero leaves.
+const TAILS: usize = 5;
 
 pub(crate) fn scalar_options(t: &Template) -> usize {
     SCALARS + t.strings.len() + 3 * t.ints.len()
@@ -461,9 +490,14 @@ impl<'t> Renderer<'t> {
     }
 
     fn render_scalar(&self, slot: &Slot, out: &mut String) {
+        let value = self.scalar(slot, self.choices.scalar[slot.id] as usize);
+        let _ = write!(out, "{value}");
+    }
+
+    /// The `i`-th scalar option of a slot.
+    fn scalar(&self, slot: &Slot, i: usize) -> serde_json::Value {
         let t = self.template;
-        let i = self.choices.scalar[slot.id] as usize;
-        let value = match i {
+        match i {
             0 => serde_json::json!(slot.id),
             1 => serde_json::json!(0),
             2 => serde_json::json!(1),
@@ -488,15 +522,68 @@ impl<'t> Renderer<'t> {
                     _ => k.saturating_sub(1),
                 })
             }
-        };
-        let _ = write!(out, "{value}");
+        }
     }
 
+    /// The JSON of the tail of a container whose elements (or entries' values) are `element`,
+    /// if the container's tail choice sets one.
+    fn tail(&self, container: &Slot, element: Option<&Slot>) -> Option<String> {
+        let element = element?;
+        let i = usize::from(self.choices.tail[container.id]);
+        if i == 0 || !self.template.quantified {
+            return None;
+        }
+        let strings = &self.template.strings;
+        let filler = self.filler(element);
+        let value = match i {
+            1 => serde_json::Value::String(String::new()),
+            2 => serde_json::Value::String(filler.to_string()),
+            3 | 4 => {
+                let mut leaves = Choices::first(self.template);
+                set_leaves(element, i == 4, &mut leaves);
+                let mut out = String::new();
+                Renderer::new(self.template, &leaves).render(element, 0, &mut out);
+                return Some(out);
+            }
+            _ if i < TAILS + 2 * strings.len() => {
+                let j = i - TAILS;
+                let literal = &strings[j / 2];
+                serde_json::Value::String(if j % 2 == 0 {
+                    format!("{literal}{filler}")
+                } else {
+                    format!("{filler}{literal}")
+                })
+            }
+            _ => self.scalar(element, i - TAILS - 2 * strings.len() + 1),
+        };
+        Some(value.to_string())
+    }
+
+    /// A list: its elements within `extra` bytes, then its tail if it has one (the tail is part
+    /// of its least size, and the comma before it is taken from `extra`).
     fn render_list(&self, slot: &Slot, extra: u64, out: &mut String) {
         out.push('[');
-        let spread = self.spread(slot);
-        let mut budget = extra;
+        let tail = self.tail(slot, slot.element.as_deref());
+        let budget = if tail.is_some() {
+            extra.saturating_sub(1)
+        } else {
+            extra
+        };
         let mut first = true;
+        self.list_items(slot, budget, &mut first, out);
+        if let Some(tail) = tail {
+            if !first {
+                out.push(',');
+            }
+            out.push_str(&tail);
+        }
+        out.push(']');
+    }
+
+    /// The elements of a list within `budget` bytes (commas between them included).
+    fn list_items(&self, slot: &Slot, budget: u64, first: &mut bool, out: &mut String) {
+        let spread = self.spread(slot);
+        let mut budget = budget;
         let heavy = slot
             .member
             .as_deref()
@@ -509,55 +596,51 @@ impl<'t> Renderer<'t> {
                 let start = out.len();
                 self.render(member, share, out);
                 budget -= (out.len() - start) as u64;
-                first = false;
+                *first = false;
             }
             // Every other element is `0`: an index of the member.
-            while budget >= 2 || (first && budget >= 1) {
-                if first {
+            while budget >= 2 || (*first && budget >= 1) {
+                if *first {
                     out.push('0');
                     budget -= 1;
-                    first = false;
+                    *first = false;
                 } else {
                     out.push_str(",0");
                     budget -= 2;
                 }
             }
-            out.push(']');
             return;
         }
         let Some(element) = &slot.element else {
             // Nothing iterates the list, but a function of the whole may read its elements
             // (`format`, `string`, `==`): they are the slot's scalar, `0` by default.
             let one = self.opaque_scalar(slot);
-            if spread == Spread::Distinct {
-                let mut left = budget;
-                for i in 0u64.. {
-                    let item = i.to_string();
-                    let size = item.len() as u64 + u64::from(i > 0);
-                    if size > left {
-                        break;
-                    }
-                    left -= size;
-                    if i > 0 {
-                        out.push(',');
-                    }
-                    out.push_str(&item);
-                }
-                out.push(']');
-                return;
-            }
-            let n = (budget + 1) / (one.len() as u64 + 1);
+            let n = if spread == Spread::Distinct {
+                u64::MAX
+            } else {
+                (budget + 1) / (one.len() as u64 + 1)
+            };
+            let mut left = budget;
             for i in 0..n {
+                let item = if spread == Spread::Distinct {
+                    i.to_string()
+                } else {
+                    one.clone()
+                };
+                let size = item.len() as u64 + u64::from(i > 0);
+                if size > left {
+                    break;
+                }
+                left -= size;
                 if i > 0 {
                     out.push(',');
                 }
-                out.push_str(&one);
+                out.push_str(&item);
+                *first = false;
             }
-            out.push(']');
             return;
         };
-        self.repeat(element, spread, budget, &mut first, out);
-        out.push(']');
+        self.repeat(element, spread, budget, first, out);
     }
 
     /// Renders copies of `element` spread over `budget` bytes (commas included): `n` copies of
@@ -700,9 +783,17 @@ impl<'t> Renderer<'t> {
                     list.push_str(&value);
                 }
                 list.push(']');
-                self.keyed(("", ""), &|_, _| list.clone(), extra, &[], first, out);
+                self.keyed(("", ""), &|_, _| list.clone(), extra, &[], None, first, out);
             } else {
-                self.keyed(("", ""), &|_, _| value.clone(), extra, &[], first, out);
+                self.keyed(
+                    ("", ""),
+                    &|_, _| value.clone(),
+                    extra,
+                    &[],
+                    None,
+                    first,
+                    out,
+                );
             }
         }
         out.push('}');
@@ -774,11 +865,23 @@ impl<'t> Renderer<'t> {
                 &|_, _| "0".to_owned(),
                 budget,
                 taken,
+                None,
                 first,
                 out,
             );
             return;
         };
+        // The last entry's key: the literals the keys start and end with around the first free
+        // word, without the filler the spread adds (which grows with the budget: the tail is
+        // part of the object's least size, so its size must not).
+        let tail = self.tail(slot, Some(v)).map(|value| {
+            // Words differ, so one of the first `taken.len() + 1` is free.
+            let key = (1..=taken.len() as u64 + 1)
+                .map(|n| format!("{starts}{}{ends}", text::nth_word(n, &self.key_chars)))
+                .find(|k| !taken.contains(&k.as_str()))
+                .unwrap_or_default();
+            (key, value)
+        });
         let least = self.least(v);
         let extra = match spread {
             Spread::Small(k) => k,
@@ -813,30 +916,48 @@ impl<'t> Renderer<'t> {
                 common.clone()
             }
         };
-        self.keyed((&prefix, ends), &value, budget, taken, first, out);
+        self.keyed(
+            (&prefix, ends),
+            &value,
+            budget,
+            taken,
+            tail.as_ref().map(|(k, v)| (k.as_str(), v.as_str())),
+            first,
+            out,
+        );
     }
 
     /// Entries under distinct generated keys (each `prefix`, a short word, then `suffix`) while
     /// they fit in `budget`: the value of each is `value(key, whether it is the first entry)`,
-    /// as JSON.
+    /// as JSON. With a `tail` (a key and the JSON of a value), one more entry last: its size does
+    /// not depend on the budget, it is part of the object's least size, and only the comma
+    /// before it is taken from `budget`. No other entry takes its key.
+    #[allow(clippy::too_many_arguments)]
     fn keyed(
         &self,
         (prefix, suffix): (&str, &str),
         value: &dyn Fn(&str, bool) -> String,
         budget: u64,
         taken: &[&str],
+        tail: Option<(&str, &str)>,
         mut first: bool,
         out: &mut String,
     ) {
-        let mut left = budget;
-        let mut entry = 0u64;
         // The empty key is skipped: it is the one key a predicate on keys (`k.size() > 0`,
         // `k != ''`) most often fails on, and a failing predicate ends `all` at once.
+        let word = |n: u64| format!("{prefix}{}{suffix}", text::nth_word(n, &self.key_chars));
+        let tail_key = tail.map(|(key, _)| key);
+        let mut left = if tail.is_some() {
+            budget.saturating_sub(1)
+        } else {
+            budget
+        };
+        let mut entry = 0u64;
         let mut n = 1u64;
         loop {
-            let key = format!("{prefix}{}{suffix}", text::nth_word(n, &self.key_chars));
+            let key = word(n);
             n += 1;
-            if taken.contains(&key.as_str()) {
+            if taken.contains(&key.as_str()) || tail_key == Some(key.as_str()) {
                 continue;
             }
             let value = value(&key, entry == 0);
@@ -855,6 +976,12 @@ impl<'t> Renderer<'t> {
             out.push(':');
             out.push_str(&value);
         }
+        if let Some((key, tail)) = tail {
+            if !first {
+                out.push(',');
+            }
+            let _ = write!(out, "{}:{tail}", serde_json::Value::String(key.to_owned()));
+        }
     }
 
     /// The element of a list, or the value of an entry of an object, that nothing iterates:
@@ -867,6 +994,35 @@ impl<'t> Renderer<'t> {
             self.render_scalar(slot, &mut one);
         }
         one
+    }
+}
+
+/// Every leaf below `slot` (a slot with no members, elements or values) made the empty string,
+/// or the number 0 when `zero`, where its kinds allow.
+fn set_leaves(slot: &Slot, zero: bool, choices: &mut Choices) {
+    let leaf = slot.keys.is_empty()
+        && slot.element.is_none()
+        && slot.value.is_none()
+        && slot.member.is_none();
+    if leaf {
+        let kind = if zero { Kind::Scalar } else { Kind::Str };
+        if let Some(i) = slot.kinds.iter().position(|k| *k == kind) {
+            choices.kind[slot.id] = u8::try_from(i).unwrap_or(0);
+            if zero {
+                choices.scalar[slot.id] = SCALAR_ZERO;
+            } else {
+                choices.text[slot.id] = TEXT_EMPTY;
+            }
+        }
+    }
+    for (_, child) in &slot.keys {
+        set_leaves(child, zero, choices);
+    }
+    for child in [&slot.element, &slot.value, &slot.member]
+        .into_iter()
+        .flatten()
+    {
+        set_leaves(child, zero, choices);
     }
 }
 
@@ -886,4 +1042,57 @@ fn repeated(literal: &str, extra: u64) -> String {
     }
     let times = (escaped as u64 + extra) / escaped as u64;
     literal.repeat(usize::try_from(times).unwrap_or(1).max(1))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::check::Env;
+    use crate::eval::Event;
+    use crate::witness::plan;
+    use crate::{Options, compile, cost};
+
+    /// A tail is part of its container's least size, so every spread must leave room for it:
+    /// the last entry's key once took the filler of the long-key spreads, and the event came out
+    /// larger than the bounds (a candidate wasted, not an error anyone saw). Every spread, tail,
+    /// kind and a few contents, on every slot at once, renders an event the reader accepts.
+    #[test]
+    fn every_tail_stays_within_the_bounds() {
+        let options = Options::default();
+        for source in [
+            "event.attributes.m.all(k, v, v.startsWith(k))",
+            "event.attributes.files.all(f, f.size() > 3 && f.endsWith('.go'))",
+            "event.attributes.items.all(x, x.name.size() > 3)",
+            "event.attributes.all(k, v, v.all(x, x.size() > 2))",
+        ] {
+            let checked = compile(source, &Env::filter(), &options).expect("compiles");
+            let estimate = cost::estimate(&checked, &Env::filter(), &options);
+            let template = plan::template(&estimate.derivation, &checked.ast);
+            assert!(tail_options(&template) > 1, "{source}");
+            let n = template.slots;
+            for kind in 0..2u8 {
+                for text in [0, TEXT_KEY_FIRST, TEXT_KEY_LAST] {
+                    for spread in 0..spread_options(&template) {
+                        for tail in 0..tail_options(&template) {
+                            let choices = Choices {
+                                kind: vec![kind; n],
+                                text: vec![text; n],
+                                scalar: vec![SCALAR_ZERO; n],
+                                spread: vec![u8::try_from(spread).expect("few"); n],
+                                tail: vec![u8::try_from(tail).expect("few"); n],
+                                split: 0,
+                            };
+                            let event = Renderer::new(&template, &choices).event(&options.bounds);
+                            let read = Event::from_json(&event, &options.bounds);
+                            assert!(
+                                read.is_ok(),
+                                "{source}: {choices:?} renders {read:?}: {}",
+                                &event[..event.len().min(200)]
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
 }

@@ -17,8 +17,8 @@ use super::plan::{Kind, Slot, Template};
 use super::render::{
     Choices, Renderer, SCALAR_LONGEST, SCALAR_ZERO, SPREAD_BALANCED, SPREAD_DISTINCT,
     SPREAD_LONG_KEYS, SPREAD_LOPSIDED, SPREAD_ONE, SPREAD_POINTER, SPREAD_SMALL, TEXT_DISTINCT,
-    TEXT_KEY_FIRST, TEXT_KEY_LAST, TEXT_MEMBER_KEY, TEXT_QUOTES, scalar_options, spread_options,
-    text_affixed, text_joined, text_of_literal, text_options,
+    TEXT_EMPTY, TEXT_KEY_FIRST, TEXT_KEY_LAST, TEXT_MEMBER_KEY, TEXT_QUOTES, scalar_options,
+    spread_options, tail_options, text_affixed, text_joined, text_of_literal, text_options,
 };
 use crate::cost::CostModel;
 use crate::eval::{EvalError, Event, Limits, ManualClock, Program, Stop};
@@ -76,6 +76,7 @@ enum Knob {
     Text(usize),
     Scalar(usize),
     Spread(usize),
+    Tail(usize),
     Split,
 }
 
@@ -201,6 +202,31 @@ impl<'a> Search<'a> {
             let start = top.clone();
             self.climb(start, slots, true, top);
         }
+        // Then, for `all` and `exists`, many elements that the predicate errors on cheaply and
+        // a tail that ends the loop ([`tails`]). After everything above, so that it only adds:
+        // these candidates are alike and heavy, and as starts of the climbs above they would
+        // crowd out the others. The climb from the best of them refines the tail and the rest.
+        if top.outcome.stopped || self.proves(top) {
+            return;
+        }
+        let before = top.state.clone();
+        for candidate in tails(base, slots, self.template) {
+            if top.outcome.stopped || self.exhausted() {
+                break;
+            }
+            let (event, outcome) = self.measure(&candidate);
+            if self.better(&outcome, &top.outcome) {
+                *top = Best {
+                    event,
+                    outcome,
+                    state: candidate,
+                };
+            }
+        }
+        if top.state != before && !top.outcome.stopped {
+            let start = top.clone();
+            self.climb(start, slots, true, top);
+        }
     }
 
     /// Whether `best` costs more than the limit.
@@ -287,6 +313,11 @@ impl<'a> Search<'a> {
                 Kind::Scalar => knobs.push(Knob::Scalar(id)),
                 Kind::List | Kind::Object => {
                     knobs.push(Knob::Spread(id));
+                    // Only a tail a strategy set is refined: the other climbs stay as they
+                    // were.
+                    if state.tail[id] != 0 {
+                        knobs.push(Knob::Tail(id));
+                    }
                     // What fills a container nothing iterates.
                     if slot.used && slot.element.is_none() && slot.member.is_none() {
                         knobs.push(Knob::Scalar(id));
@@ -458,6 +489,59 @@ fn strategies(first: &Choices, slots: &[&Slot], template: &Template) -> Vec<Choi
     out
 }
 
+/// For an expression with `all` or `exists`: every iterated container as many of its least
+/// elements as fit (the number `0`, or the empty string), on which the predicate errors or does
+/// not decide the loop cheaply, then one tail that decides it, tried with every tail option.
+/// `all` and `exists` go on past an element whose predicate errors, and a decisive result
+/// after it absorbs the error (`eval/loops.rs`), so the filter runs on the event to its end
+/// without an error: `files.all(f, f.size() > 3 && f.endsWith('.go'))` visits thousands of
+/// `0` before `""` ends it, where names that pass the test take four bytes each and more.
+fn tails(first: &Choices, slots: &[&Slot], template: &Template) -> Vec<Choices> {
+    let mut out = Vec::new();
+    if !template.quantified {
+        return out;
+    }
+    let containers: Vec<&Slot> = slots
+        .iter()
+        .copied()
+        .filter(|s| {
+            s.element.is_some()
+                && s.kinds
+                    .iter()
+                    .any(|k| matches!(k, Kind::List | Kind::Object))
+        })
+        .collect();
+    if containers.is_empty() {
+        return out;
+    }
+    for zero in [true, false] {
+        let mut least = first.clone();
+        for container in &containers {
+            least.spread[container.id] = 0;
+            for element in [&container.element, &container.value].into_iter().flatten() {
+                let kind = if zero { Kind::Scalar } else { Kind::Str };
+                let Some(i) = element.kinds.iter().position(|k| *k == kind) else {
+                    continue;
+                };
+                least.kind[element.id] = i as u8;
+                if zero {
+                    least.scalar[element.id] = SCALAR_ZERO;
+                } else {
+                    least.text[element.id] = TEXT_EMPTY;
+                }
+            }
+        }
+        for tail in 1..tail_options(template) {
+            let mut c = least.clone();
+            for container in &containers {
+                c.tail[container.id] = u8::try_from(tail).unwrap_or(0);
+            }
+            out.push(c);
+        }
+    }
+    out
+}
+
 /// Every slot of a template, indexed by id.
 fn flatten(template: &Template) -> Vec<&Slot> {
     fn walk<'s>(slot: &'s Slot, out: &mut Vec<Option<&'s Slot>>) {
@@ -489,6 +573,7 @@ fn options(knob: Knob, template: &Template, slots: &[&Slot]) -> usize {
         Knob::Text(_) => text_options(template),
         Knob::Scalar(_) => scalar_options(template),
         Knob::Spread(_) => spread_options(template),
+        Knob::Tail(_) => tail_options(template),
         Knob::Split => 2 + template.attributes.keys.len().min(6),
     }
 }
@@ -502,6 +587,7 @@ fn with(state: &Choices, knob: Knob, option: usize) -> Option<Choices> {
         Knob::Text(id) => &mut next.text[id],
         Knob::Scalar(id) => &mut next.scalar[id],
         Knob::Spread(id) => &mut next.spread[id],
+        Knob::Tail(id) => &mut next.tail[id],
         Knob::Split => &mut next.split,
     };
     if *slot == option {
