@@ -63,6 +63,9 @@ pub(crate) struct Literals {
     /// For `format` on a literal pattern with no `%s` clause: its clauses by kind
     /// ([`super::libraries::numeric_clauses`]).
     pub(crate) numeric_format: Option<super::libraries::FormatClauses>,
+    /// For `format` on a literal pattern: whether every clause is `%s` or `%d`
+    /// ([`super::libraries::text_clauses_only`]).
+    pub(crate) text_format: bool,
 }
 
 /// The cost of a call on top of its operands' costs.
@@ -94,7 +97,7 @@ pub(crate) fn call(
         {
             Some(w.numeric_format(pattern, args, clauses))
         }
-        _ => w.library_call(function, operands, &literals.ints),
+        _ => w.library_call(function, operands, &literals.ints, literals.text_format),
     };
     let (own, own_min, shape) = match library {
         Some(own) => own,

@@ -129,7 +129,7 @@ impl Walker<'_> {
                 Shape::Json(v) => match key {
                     Some(k) => Shape::Json(self.parts.key(*v, k)),
                     None => match self.entry_key(index, *v) {
-                        Some(entry) => Shape::Json(self.parts.entry_value(entry)),
+                        Some(value) => Shape::Json(value),
                         None => Shape::Json(self.parts.member(*v)),
                     },
                 },
@@ -148,15 +148,26 @@ impl Walker<'_> {
 
     /// The entry an index names when the index is the key of an entry of `object`: the
     /// iteration variable of a comprehension over `object`, which is known to be an object.
-    fn entry_key(&self, index: &Shape, object: Var) -> Option<Var> {
+    /// Gives the value's part: the entry's value (before version 6), or the value part the
+    /// loop's second variable binds, which shares the entry's bytes with the key (version 6).
+    fn entry_key(&mut self, index: &Shape, object: Var) -> Option<Var> {
         let Shape::Json(x) = index else {
             return None;
         };
+        if !self.parts.part(object).object {
+            return None;
+        }
         let part = self.parts.part(*x);
-        (part.parent == Some(object)
-            && part.kind == PartKind::Element
-            && self.parts.part(object).object)
-            .then_some(*x)
+        match part.kind {
+            PartKind::Element if part.parent == Some(object) => Some(self.parts.entry_value(*x)),
+            PartKind::Index => {
+                let entry = part.parent?;
+                let e = self.parts.part(entry);
+                (e.parent == Some(object) && e.kind == PartKind::Element)
+                    .then(|| self.parts.entry_item(entry))
+            }
+            _ => None,
+        }
     }
 
     /// Names the part a value occupies, when it is one part of an event.

@@ -71,6 +71,12 @@ impl Walker<'_> {
                 }
                 _ => None,
             },
+            text_format: match (function, target.map(|t| ast.kind(t))) {
+                ("format", Some(ExprKind::Literal(Literal::String(pattern)))) => {
+                    super::super::libraries::text_clauses_only(pattern)
+                }
+                _ => false,
+            },
         };
         let function = qualified.as_deref().unwrap_or(function);
         calls::call(self, function, &operands, &types, &literals)
