@@ -502,3 +502,25 @@ fn the_key_and_the_value_of_an_entry_share_its_bytes() {
         assert!(max * 10 <= best * 14, "{source}: {max} against {best}");
     }
 }
+
+/// Rule (version 6): a list's elements at two different constant indices are different
+/// elements, so they share the list's bytes: `a[0].contains(a[1])` peaks at two halves, where
+/// version 5 took each at the whole list (671,260 against 167,289), and `a[0] + a[1]` at the
+/// list (18,014 against 9,003).
+#[test]
+fn elements_at_different_indices_share_their_list() {
+    let halves = |first: usize, second: usize| {
+        fill(move |n| {
+            let a = n * first / (first + second);
+            json!({ "a": ["y".repeat(a.max(1)), "y".repeat(n.saturating_sub(a).max(1))] })
+        })
+    };
+    let events = [halves(1, 1), halves(1, 3), halves(3, 1), halves(1, 0)];
+    for (source, factor) in [
+        ("event.attributes.a[0].contains(event.attributes.a[1])", 12),
+        ("event.attributes.a[0] + event.attributes.a[1] == 'x'", 12),
+    ] {
+        let (max, best) = estimate_and_best(source, &events);
+        assert!(max * 10 <= best * factor, "{source}: {max} against {best}");
+    }
+}

@@ -153,6 +153,15 @@ fn attribute_sets() -> Vec<Value> {
     sets.push(fill(|n| {
         Value::Object((0..n).map(|i| (key(i), json!(1e308))).collect())
     }));
+    // Elements at constant indices: one large, two or three equal halves, the same string
+    // twice (so a comparison walks to the end), a nested list first.
+    sets.push(fill(|n| json!({ "a": ["y".repeat(n)] })));
+    sets.push(fill(|n| json!({ "a": ["y".repeat(n), "y".repeat(n)] })));
+    sets.push(fill(
+        |n| json!({ "a": ["y".repeat(n), "y".repeat(n), "y".repeat(n)] }),
+    ));
+    sets.push(fill(|n| json!({ "a": ["y".repeat(n), "y"] })));
+    sets.push(fill(|n| json!({ "a": [list(n, &json!(0)), []] })));
     // Nested lists.
     sets.push(fill(|n| json!({ "a": list(n, &json!([1])) })));
     sets.push(fill(|n| json!({ "a": [list(n, &json!(1))] })));
@@ -221,6 +230,14 @@ const FILTERS: &[&str] = &[
     "event.attributes.m.exists(k, v, v.exists(w, w.contains(k)))",
     "event.attributes.m.transformList(k, v, v + k).exists(s, s.contains('x'))",
     "event.attributes.m.exists(k, v, string(k).contains(string(v)) || string(v) + string(k) == '')",
+    // Cost-model version 6: elements at different constant indices are disjoint.
+    "event.attributes.a[0] + event.attributes.a[1] == 'x'",
+    "event.attributes.a[0].contains(event.attributes.a[1])",
+    "event.attributes.a[1].contains(event.attributes.a[0]) || event.attributes.a[0] == event.attributes.a[1]",
+    "event.attributes.a[0] + event.attributes.a[1] + event.attributes.a[2] == event.attributes.a[0]",
+    "event.attributes.a[0].contains(event.attributes.a[0])",
+    "event.attributes.a.exists(x, event.attributes.a[0].contains(x))",
+    "event.attributes.a[0] == event.attributes.a[1] && event.attributes.a[1].size() == 2",
 ];
 
 #[test]

@@ -110,6 +110,13 @@ impl CostModel {
         self.version >= 6
     }
 
+    /// Whether a list indexed by a non-negative int literal gives the element at that index, a
+    /// part disjoint from the elements at other literal indices (version 6 on), rather than a
+    /// member that may be any element.
+    pub(crate) const fn indexes_apart(self) -> bool {
+        self.version >= 6
+    }
+
     /// The allocation charge of the container of a list a library function builds
     /// ([`table::ALLOC_PER_LIST`], version 4 on; earlier versions charged none).
     pub const fn list_alloc(self) -> u64 {

@@ -41,6 +41,10 @@ pub(crate) enum PartKind {
     /// The value of the entry its parent is (`m[k]` inside `m.exists(k, …)` when `m` is known
     /// to be an object).
     Value,
+    /// The element of its parent list at a constant index (`l[0]`; cost-model version 6).
+    /// Elements at two different constant indices are different elements: disjoint, each with
+    /// the comma after it (or, for the last, the one before it) as its framing.
+    At(i64),
     /// The key or index a loop binds for the element its parent is (cost-model version 6): the
     /// key of an entry of an object (its quoted bytes), or for a list element the index,
     /// counted as one byte. Together with the [`PartKind::Item`] of the same element it is at
@@ -249,6 +253,26 @@ impl Parts {
         })
     }
 
+    /// The element of the list `parent` at the constant index `i` ([`PartKind::At`]).
+    pub(crate) fn at(&mut self, parent: Var, i: i64) -> Var {
+        let name = format!("{}[{i}]", self.part(parent).name);
+        if let Some(v) = self.find(Some(parent), &name) {
+            return v;
+        }
+        // A list of `b` bytes holds `[`, `]` and its elements, `k` of them separated by at
+        // least `k − 1` commas: `Σ (bᵢ + 1) ≤ b − 1` over any `k` of them.
+        let cap = (self.part(parent).cap - 2.0).max(0.0);
+        self.push(Part {
+            parent: Some(parent),
+            kind: PartKind::At(i),
+            cap,
+            overhead: 1.0,
+            object: false,
+            name,
+            uses: Uses::NONE,
+        })
+    }
+
     /// The key or index a loop binds for the element `x` ([`PartKind::Index`]).
     pub(crate) fn entry_index(&mut self, x: Var) -> Var {
         self.entry_side(x, PartKind::Index, "the key or index of")
@@ -411,6 +435,7 @@ impl Parts {
                 PartKind::Key(k) => self.key(at, &k),
                 PartKind::Value => self.entry_value(at),
                 PartKind::Element => self.element(at),
+                PartKind::At(i) => self.at(at, i),
                 PartKind::Index => self.entry_index(at),
                 PartKind::Item => self.entry_item(at),
                 PartKind::Member | PartKind::Root => self.member(at),
@@ -464,10 +489,11 @@ impl Parts {
         if common == pa.len() || common == pb.len() {
             return false;
         }
-        matches!(
-            (&self.part(pa[common]).kind, &self.part(pb[common]).kind),
-            (PartKind::Key(_), PartKind::Key(_))
-        )
+        match (&self.part(pa[common]).kind, &self.part(pb[common]).kind) {
+            (PartKind::Key(_), PartKind::Key(_)) => true,
+            (PartKind::At(i), PartKind::At(j)) => i != j,
+            _ => false,
+        }
     }
 
     /// Upper bound on the number of elements (or entries) of part `v`.

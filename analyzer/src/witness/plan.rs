@@ -186,7 +186,8 @@ impl Builder<'_> {
                                 .filter(|&g| self.parts[g as usize].kind == PartKind::Value),
                         );
                     }
-                    PartKind::Member => members.push(c),
+                    // An element at a constant index is written as any member is.
+                    PartKind::Member | PartKind::At(_) => members.push(c),
                     PartKind::Value | PartKind::Root | PartKind::Index | PartKind::Item => {}
                 }
             }

@@ -120,15 +120,27 @@ impl Walker<'_> {
     /// index — a value computed at run time, an element of a list used as an index into that
     /// list, the value of an entry used as a key — may name any member, a different one each
     /// time: a fresh member part that no loop sums over.
-    pub(super) fn index(&mut self, operand: &Shape, index: &Shape, key: Option<&str>) -> Shape {
+    ///
+    /// From version 6 a list indexed by a non-negative int literal `at` gives the element at that
+    /// index, a part disjoint from the elements at other literal indices.
+    pub(super) fn index(
+        &mut self,
+        operand: &Shape,
+        index: &Shape,
+        key: Option<&str>,
+        at: Option<i64>,
+    ) -> Shape {
         let mut out: Option<Shape> = None;
         for alt in operand.alternatives() {
             let s = match alt {
                 Shape::List(l) => l.elem.clone(),
                 Shape::Map(m) => m.val.clone(),
-                Shape::Json(v) => match key {
-                    Some(k) => Shape::Json(self.parts.key(*v, k)),
-                    None => match self.entry_key(index, *v) {
+                Shape::Json(v) => match (key, at) {
+                    (Some(k), _) => Shape::Json(self.parts.key(*v, k)),
+                    (None, Some(i)) if !self.parts.part(*v).object => {
+                        Shape::Json(self.parts.at(*v, i))
+                    }
+                    (None, _) => match self.entry_key(index, *v) {
                         Some(value) => Shape::Json(value),
                         None => Shape::Json(self.parts.member(*v)),
                     },

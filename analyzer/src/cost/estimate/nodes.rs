@@ -38,7 +38,10 @@ impl Walker<'_> {
             ExprKind::Literal(Literal::String(s)) => Some(&**s),
             _ => None,
         };
-        let shape = self.index(&op.shape, &ix.shape, key);
+        // A non-negative int literal names one element of a list (version 6): elements at two
+        // different such indices are different elements.
+        let at = int_literal(self.ast, index).filter(|&i| i >= 0 && self.model.indexes_apart());
+        let shape = self.index(&op.shape, &ix.shape, key, at);
         let lookup = calls::key_lookup(self, &op.shape, &ix.shape);
         Val {
             max: op.max.add(&ix.max).add(&lookup),
