@@ -162,6 +162,14 @@ fn attribute_sets() -> Vec<Value> {
     ));
     sets.push(fill(|n| json!({ "a": ["y".repeat(n), "y"] })));
     sets.push(fill(|n| json!({ "a": [list(n, &json!(0)), []] })));
+    // One long string among the most empty ones (every comparison of `sort` at the longest).
+    for long in [1, 64, 160, 230] {
+        sets.push(fill(|n| {
+            let mut items = vec![json!("y".repeat(long))];
+            items.extend(std::iter::repeat_n(json!(""), n));
+            json!({ "l": items.clone(), "labels": items })
+        }));
+    }
     // Nested lists.
     sets.push(fill(|n| json!({ "a": list(n, &json!([1])) })));
     sets.push(fill(|n| json!({ "a": [list(n, &json!(1))] })));
@@ -230,6 +238,9 @@ const FILTERS: &[&str] = &[
     "event.attributes.m.exists(k, v, v.exists(w, w.contains(k)))",
     "event.attributes.m.transformList(k, v, v + k).exists(s, s.contains('x'))",
     "event.attributes.m.exists(k, v, string(k).contains(string(v)) || string(v) + string(k) == '')",
+    // Cost-model version 6: `sort` of a JSON list, its count and longest element together.
+    "event.attributes.l.sort().size() > 0",
+    "event.attributes.labels.sort()[0] == event.attributes.labels[0]",
     // Cost-model version 6: elements at different constant indices are disjoint.
     "event.attributes.a[0] + event.attributes.a[1] == 'x'",
     "event.attributes.a[0].contains(event.attributes.a[1])",

@@ -431,9 +431,30 @@ impl Walker<'_> {
                     .map_or_else(|| constant(table::CALL), |e| sized(&traversal(&e)));
                 let compare = self.at_largest(&list, &longest);
                 let log = sort_log(units(self.parts.maximize(&list.len)));
+                // Version 6: the elements of a JSON list of `b` bytes, the longest `L` bytes,
+                // number `ℓ ≤ (b − L)/2` (every other one takes a byte and a comma), so
+                // `ℓ · (L/10 + 1) ≤ b²/80 + ℓ` (AM-GM: `(b − L)·L ≤ b²/4`).
+                let within = match (&list.elem, list.elem_var) {
+                    (Shape::Json(x), Some(var)) if *x == var && self.model.sorts_within_list() => {
+                        self.parts
+                            .part(var)
+                            .parent
+                            .filter(|&p| !self.parts.part(p).object)
+                    }
+                    _ => None,
+                };
+                let comparisons = match within {
+                    Some(parent) => {
+                        let b = Poly::var(parent, 1.0);
+                        b.mul(&b)
+                            .scale(0.1 / 8.0)
+                            .add(&list.len.scale(table::CALL as f64))
+                    }
+                    None => list.len.mul(&compare),
+                };
                 let cost = call
                     .add(&list.len)
-                    .add(&list.len.mul(&compare).scale(log))
+                    .add(&comparisons.scale(log))
                     .add(&self.list_alloc(&list.len));
                 (cost, table::CALL, same(&list))
             }

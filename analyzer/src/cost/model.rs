@@ -117,6 +117,12 @@ impl CostModel {
         self.version >= 6
     }
 
+    /// Whether `sort()` of a JSON list bounds its count times its longest element together
+    /// (version 6 on): `ℓ · L ≤ b²/8` for a list of `b` bytes.
+    pub(crate) const fn sorts_within_list(self) -> bool {
+        self.version >= 6
+    }
+
     /// The allocation charge of the container of a list a library function builds
     /// ([`table::ALLOC_PER_LIST`], version 4 on; earlier versions charged none).
     pub const fn list_alloc(self) -> u64 {
