@@ -341,3 +341,207 @@ fn an_absent_member_frees_its_framing_for_the_others() {
     };
     assert!(cost <= max, "metered {cost} > estimated {max}");
 }
+
+/// The estimate of `source` and the most the metered evaluator charges over `events`, each
+/// checked against the estimate.
+fn estimate_and_best(source: &str, events: &[Value]) -> (u64, u64) {
+    let max = check_filter(source, &Options::default())
+        .cost
+        .expect("estimated")
+        .max;
+    let mut best = 0;
+    for attributes in events {
+        let (cost, _) = assert_sound(source, attributes, "", "opened");
+        best = best.max(cost);
+    }
+    (max, best)
+}
+
+/// Whether `text` is a JSON number (RFC 8259: `-? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?`).
+fn json_number(text: &[u8]) -> bool {
+    let mut i = 0;
+    let digits = |i: &mut usize| {
+        let start = *i;
+        while *i < text.len() && text[*i].is_ascii_digit() {
+            *i += 1;
+        }
+        *i > start
+    };
+    if text.first() == Some(&b'-') {
+        i += 1;
+    }
+    match text.get(i) {
+        Some(b'0') => i += 1,
+        Some(b'1'..=b'9') => {
+            digits(&mut i);
+        }
+        _ => return false,
+    }
+    if text.get(i) == Some(&b'.') {
+        i += 1;
+        if !digits(&mut i) {
+            return false;
+        }
+    }
+    if matches!(text.get(i), Some(b'e' | b'E')) {
+        i += 1;
+        if matches!(text.get(i), Some(b'+' | b'-')) {
+            i += 1;
+        }
+        if !digits(&mut i) {
+            return false;
+        }
+    }
+    i == text.len()
+}
+
+/// Rule (version 6): `%s` writes at most `52·b + 49` bytes for a JSON value of `b` bytes. For
+/// numbers of up to five bytes (every JSON number text is tried, read as the event reader reads
+/// it: an int, else a uint, else a finite double, written as `format` writes it), the most
+/// is `1e308`'s 309 digits, 49 over 52 a byte; from six bytes on no double writes more than
+/// `FORMATTED_DOUBLE_MAX` (343 ≤ 52·6 + 49).
+#[test]
+fn a_json_number_formats_within_52_bytes_a_byte_plus_49() {
+    let alphabet = b"0123456789-+.eE";
+    let mut worst = 0i64;
+    let mut texts: Vec<Vec<u8>> = vec![Vec::new()];
+    for len in 1..=5usize {
+        let mut next = Vec::with_capacity(texts.len() * alphabet.len());
+        for t in &texts {
+            for &c in alphabet {
+                let mut u = t.clone();
+                u.push(c);
+                next.push(u);
+            }
+        }
+        texts = next;
+        for t in texts.iter().filter(|t| json_number(t)) {
+            let s = std::str::from_utf8(t).unwrap();
+            let integral = !s.contains(['.', 'e', 'E']);
+            let written = match (integral, s.parse::<i64>(), s.parse::<u64>()) {
+                (true, Ok(i), _) => i.to_string(),
+                (true, _, Ok(u)) => u.to_string(),
+                _ => match s.parse::<f64>() {
+                    Ok(d) if d.is_finite() => format!("{d}"),
+                    _ => continue,
+                },
+            };
+            worst = worst.max(written.len() as i64 - 52 * len as i64);
+        }
+    }
+    assert_eq!(worst, 49, "the most `%s` writes beyond 52 bytes a byte");
+    const { assert!(ozcheck_analyzer::cost::table::FORMATTED_DOUBLE_MAX <= 52 * 6 + 49) };
+}
+
+/// Rule (version 6): `%s` of a loop's element costs 52 bytes a byte of the element plus 49,
+/// and of an object's key its bytes, where version 5 added the longest formatted scalar (411
+/// bytes) for every element: `l.exists(k, '%s'.format([k]) == 'x')` was refused at 2,189,759
+/// (4.9× its heaviest event), the loop over the keys estimated at 936,229 (54×).
+#[test]
+fn a_loops_element_formats_at_its_own_size() {
+    let numbers = [json!(1e308), json!(5e-324), json!([1e308]), json!("xxxxx")];
+    let events: Vec<Value> = numbers
+        .iter()
+        .map(|x| fill(|n| json!({ "l": vec![x.clone(); n] })))
+        .collect();
+    let source = "event.attributes.l.exists(k, '%s'.format([k]) == 'x')";
+    let (max, best) = estimate_and_best(source, &events);
+    assert!(max <= best * 2, "{source}: {max} against {best}");
+    let source = "event.attributes.exists(k, '%s'.format([k]) == 'x')";
+    let events: Vec<Value> = [0usize, 3, 20]
+        .iter()
+        .map(|&len| {
+            fill(|n| Value::Object((0..n).map(|i| (format!("{i:0>len$}"), json!(0))).collect()))
+        })
+        .collect();
+    let (max, best) = estimate_and_best(source, &events);
+    assert!(max <= best * 2, "{source}: {max} against {best}");
+}
+
+/// Rule (version 6): the key and the value a loop binds for one entry are disjoint bytes of
+/// it, so `v.contains(k)` peaks with the entry split in half, `(e/2)²`, where version 5 priced
+/// `e²`: 700,234 against 167,291 for one entry split evenly; the same for `m[k]` in a loop
+/// over `event.attributes`' keys (693,415).
+#[test]
+fn the_key_and_the_value_of_an_entry_share_its_bytes() {
+    let split = |share: f64, top: bool| {
+        fill(move |n| {
+            let k = ((n as f64 * share) as usize).max(1);
+            let entry: Value = Value::Object(
+                [("k".repeat(k), json!("k".repeat(n.saturating_sub(k))))]
+                    .into_iter()
+                    .collect(),
+            );
+            if top { entry } else { json!({ "m": entry }) }
+        })
+    };
+    let many = |top: bool| {
+        fill(move |n| {
+            let entry = Value::Object(
+                (0..n)
+                    .map(|i| (format!("{i:0>4}"), json!(format!("{i:0>4}").repeat(3))))
+                    .collect(),
+            );
+            if top { entry } else { json!({ "m": entry }) }
+        })
+    };
+    for (source, top) in [
+        ("event.attributes.m.exists(k, v, v.contains(k))", false),
+        ("event.attributes.exists(k, v, string(v).contains(k))", true),
+        (
+            "event.attributes.exists(k, event.attributes[k].contains(k))",
+            true,
+        ),
+    ] {
+        let mut events: Vec<Value> = [0.1, 0.25, 0.5, 0.75]
+            .iter()
+            .map(|&share| split(share, top))
+            .collect();
+        events.push(many(top));
+        let (max, best) = estimate_and_best(source, &events);
+        assert!(max * 10 <= best * 14, "{source}: {max} against {best}");
+    }
+}
+
+/// Rule (version 6): a list's elements at two different constant indices are different
+/// elements, so they share the list's bytes: `a[0].contains(a[1])` peaks at two halves, where
+/// version 5 took each at the whole list (671,260 against 167,289), and `a[0] + a[1]` at the
+/// list (18,014 against 9,003).
+#[test]
+fn elements_at_different_indices_share_their_list() {
+    let halves = |first: usize, second: usize| {
+        fill(move |n| {
+            let a = n * first / (first + second);
+            json!({ "a": ["y".repeat(a.max(1)), "y".repeat(n.saturating_sub(a).max(1))] })
+        })
+    };
+    let events = [halves(1, 1), halves(1, 3), halves(3, 1), halves(1, 0)];
+    for (source, factor) in [
+        ("event.attributes.a[0].contains(event.attributes.a[1])", 12),
+        ("event.attributes.a[0] + event.attributes.a[1] == 'x'", 12),
+    ] {
+        let (max, best) = estimate_and_best(source, &events);
+        assert!(max * 10 <= best * factor, "{source}: {max} against {best}");
+    }
+}
+
+/// Rule (version 6): `sort()` of a JSON list charges every comparison at its longest element,
+/// and the count and the longest element share the list's bytes (`ℓ ≤ (b − L)/2`): version 5
+/// priced both at their largest at once, 40,263,668 against 6,140,797 on one string of 4,000
+/// bytes among 1,394 empty ones.
+#[test]
+fn sort_counts_and_its_longest_element_share_the_list() {
+    let source = "event.attributes.l.sort().size() > 0";
+    let events: Vec<Value> = [1000usize, 4000, 6000]
+        .iter()
+        .map(|&long| {
+            fill(move |n| {
+                let mut items = vec![json!("a".repeat(long))];
+                items.extend(std::iter::repeat_n(json!(""), n));
+                json!({ "l": items })
+            })
+        })
+        .collect();
+    let (max, best) = estimate_and_best(source, &events);
+    assert!(max <= best * 2, "{source}: {max} against {best}");
+}

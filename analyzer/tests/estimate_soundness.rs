@@ -111,6 +111,65 @@ fn attribute_sets() -> Vec<Value> {
         let s = "a".repeat(n);
         json!({ "p0": s, "p1": s, "p2": s, "p3": s, "p4": s })
     }));
+    // Version 6's shapes: the key and the value of one entry share its bytes (one entry split
+    // at every ratio, values that repeat their key, many tiny entries, the entries at the top),
+    // and `%s` of numbers whose text is longest for their bytes.
+    for key_share in [0.0, 0.25, 0.5, 0.75, 1.0] {
+        let split = |n: usize| {
+            let k = ((n as f64) * key_share) as usize;
+            ("k".repeat(k.max(1)), "k".repeat(n - k.min(n)))
+        };
+        sets.push(fill(|n| {
+            let (k, v) = split(n);
+            json!({ "m": { k: v } })
+        }));
+        sets.push(fill(|n| {
+            let (k, v) = split(n);
+            Value::Object([(k, json!(v))].into_iter().collect())
+        }));
+    }
+    for len in [1, 3, 12] {
+        sets.push(fill(|n| {
+            let entries = (0..n).map(|i| {
+                let k = format!("{}{}", key(i), "k".repeat(len));
+                (k.clone(), json!(k.repeat(2)))
+            });
+            json!({ "m": Value::Object(entries.collect()) })
+        }));
+        sets.push(fill(|n| {
+            Value::Object((0..n).map(|i| (key(i), json!("k".repeat(len)))).collect())
+        }));
+    }
+    for number in [
+        json!(1e308),
+        json!(5e-324),
+        json!(-2.225_073_858_507_201_4e-308),
+    ] {
+        sets.push(fill(
+            |n| json!({ "l": list(n, &number), "m": list(n, &number) }),
+        ));
+        sets.push(fill(|n| json!({ "l": list(n, &json!([number])) })));
+    }
+    sets.push(fill(|n| {
+        Value::Object((0..n).map(|i| (key(i), json!(1e308))).collect())
+    }));
+    // Elements at constant indices: one large, two or three equal halves, the same string
+    // twice (so a comparison walks to the end), a nested list first.
+    sets.push(fill(|n| json!({ "a": ["y".repeat(n)] })));
+    sets.push(fill(|n| json!({ "a": ["y".repeat(n), "y".repeat(n)] })));
+    sets.push(fill(
+        |n| json!({ "a": ["y".repeat(n), "y".repeat(n), "y".repeat(n)] }),
+    ));
+    sets.push(fill(|n| json!({ "a": ["y".repeat(n), "y"] })));
+    sets.push(fill(|n| json!({ "a": [list(n, &json!(0)), []] })));
+    // One long string among the most empty ones (every comparison of `sort` at the longest).
+    for long in [1, 64, 160, 230] {
+        sets.push(fill(|n| {
+            let mut items = vec![json!("y".repeat(long))];
+            items.extend(std::iter::repeat_n(json!(""), n));
+            json!({ "l": items.clone(), "labels": items })
+        }));
+    }
     // Nested lists.
     sets.push(fill(|n| json!({ "a": list(n, &json!([1])) })));
     sets.push(fill(|n| json!({ "a": [list(n, &json!(1))] })));
@@ -163,6 +222,33 @@ const FILTERS: &[&str] = &[
     "'%x'.format([event.attributes.a]) != ''",
     "'%X and %x'.format([event.text, event.attributes.labels]) != ''",
     "'%b %o'.format([event.attributes.n, event.attributes.a]) != ''",
+    // Cost-model version 6: `%s` of JSON values in a loop at 52 bytes a byte plus 49 (an
+    // object's key at its bytes), the key and the value of one entry sharing its bytes.
+    "event.attributes.l.exists(k, '%s'.format([k]) == 'x')",
+    "event.attributes.exists(k, '%s'.format([k]) == 'x')",
+    "event.attributes.l.exists(k, '%s and %s'.format([[k], k]) == 'x')",
+    "event.attributes.m.exists(i, v, '%s'.format([i]) == v)",
+    "event.attributes.m.exists(k, v, '%d: %s'.format([k, v]) == 'x')",
+    "event.attributes.m.exists(k, v, v.contains(k))",
+    "event.attributes.exists(k, v, string(v).contains(k))",
+    "event.attributes.m.all(k, v, v.startsWith(k))",
+    "event.attributes.exists(k, event.attributes[k].contains(k))",
+    "event.attributes.exists(k, k.contains(event.attributes[k]) || event.attributes[k].contains(k))",
+    "event.attributes.m.exists(k, v, k + v == 'x')",
+    "event.attributes.m.exists(k, v, v.exists(w, w.contains(k)))",
+    "event.attributes.m.transformList(k, v, v + k).exists(s, s.contains('x'))",
+    "event.attributes.m.exists(k, v, string(k).contains(string(v)) || string(v) + string(k) == '')",
+    // Cost-model version 6: `sort` of a JSON list, its count and longest element together.
+    "event.attributes.l.sort().size() > 0",
+    "event.attributes.labels.sort()[0] == event.attributes.labels[0]",
+    // Cost-model version 6: elements at different constant indices are disjoint.
+    "event.attributes.a[0] + event.attributes.a[1] == 'x'",
+    "event.attributes.a[0].contains(event.attributes.a[1])",
+    "event.attributes.a[1].contains(event.attributes.a[0]) || event.attributes.a[0] == event.attributes.a[1]",
+    "event.attributes.a[0] + event.attributes.a[1] + event.attributes.a[2] == event.attributes.a[0]",
+    "event.attributes.a[0].contains(event.attributes.a[0])",
+    "event.attributes.a.exists(x, event.attributes.a[0].contains(x))",
+    "event.attributes.a[0] == event.attributes.a[1] && event.attributes.a[1].size() == 2",
 ];
 
 #[test]

@@ -30,8 +30,9 @@ pub(super) fn traversal(len: &Poly) -> Poly {
 /// version 5 on, the operand that holds the element of the innermost loop summing over it
 /// ([`Walker::loop_depth`]), so that the loop's sum absorbs it (`r == event.attributes.author`
 /// inside a loop over `reviewers` is bounded by `r`, and the loop sums `r` to the list's bytes);
-/// otherwise (and under earlier versions) the operand whose newest variable is newer. Any choice
-/// is sound: `min(a, b)` is at most either.
+/// otherwise, from version 6 on, the operand with the smaller maximum; and when that does not
+/// decide (always under earlier versions), the operand whose newest variable is newer. Any
+/// choice is sound: `min(a, b)` is at most either.
 pub(super) fn min_poly(walker: &Walker<'_>, a: Poly, b: Poly) -> Poly {
     match (a.as_constant(), b.as_constant()) {
         (Some(first), Some(second)) => Poly::constant(first.min(second)),
@@ -42,6 +43,17 @@ pub(super) fn min_poly(walker: &Walker<'_>, a: Poly, b: Poly) -> Poly {
                 let (depth_a, depth_b) = (walker.loop_depth(&a), walker.loop_depth(&b));
                 if depth_a != depth_b {
                     return if depth_b > depth_a { b } else { a };
+                }
+            }
+            // From version 6 one part may stand on both sides (`l[0]` is one part wherever it
+            // is written), so the newest variable says nothing: the operand with the smaller
+            // maximum bounds the minimum more tightly.
+            if walker.model.indexes_apart() {
+                let (most_a, most_b) = (walker.parts.maximize(&a), walker.parts.maximize(&b));
+                match most_a.total_cmp(&most_b) {
+                    std::cmp::Ordering::Less => return a,
+                    std::cmp::Ordering::Greater => return b,
+                    std::cmp::Ordering::Equal => {}
                 }
             }
             if b.newest_var() > a.newest_var() {
@@ -63,6 +75,9 @@ pub(crate) struct Literals {
     /// For `format` on a literal pattern with no `%s` clause: its clauses by kind
     /// ([`super::libraries::numeric_clauses`]).
     pub(crate) numeric_format: Option<super::libraries::FormatClauses>,
+    /// For `format` on a literal pattern: whether every clause is `%s` or `%d`
+    /// ([`super::libraries::text_clauses_only`]).
+    pub(crate) text_format: bool,
 }
 
 /// The cost of a call on top of its operands' costs.
@@ -94,7 +109,7 @@ pub(crate) fn call(
         {
             Some(w.numeric_format(pattern, args, clauses))
         }
-        _ => w.library_call(function, operands, &literals.ints),
+        _ => w.library_call(function, operands, &literals.ints, literals.text_format),
     };
     let (own, own_min, shape) = match library {
         Some(own) => own,

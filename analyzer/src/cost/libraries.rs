@@ -9,6 +9,7 @@
 
 use super::calls::{min_poly, sized, traversal};
 use super::estimate::{Val, Walker, units};
+use super::parts::PartKind;
 use super::poly::Poly;
 use super::shape::{ListShape, MapShape, Shape, UNBOUNDED};
 use super::table;
@@ -22,6 +23,18 @@ use table::{FORMATTED_DOUBLE_MAX, FORMATTED_SCALAR_MAX};
 /// 309 digits, and `, ` after it: 311 bytes for 6, under 52 a byte. A value alone (no separator)
 /// is covered by the constant [`FORMATTED_DOUBLE_MAX`] added to the per-byte term.
 const FORMATTED_PER_JSON_BYTE: f64 = 52.0;
+/// Bytes of `%s` text a JSON value of the event writes beyond [`FORMATTED_PER_JSON_BYTE`] per
+/// byte (cost-model version 6): `1e308` (5 bytes, 309 digits) is the most, `309 − 52·5 = 49`; a
+/// number of 6 bytes or more writes at most [`FORMATTED_DOUBLE_MAX`] (343 ≤ 52·6 + 49), of 4
+/// bytes or fewer at most 101 (`1e-99` needs 5), and a string, a bool or null no more than its
+/// bytes. A list or an object then stays within `52·b + 49` too: every element with its `, `
+/// writes at most `52·b + 49 + 2 ≤ 52·(b + 1)`, which its bytes and its comma pay for
+/// (docs/cost-model.md §2.1). A `%f` or `%e` with a precision writes more for a short number
+/// (`%.100f` of `0` is 102 bytes), so an argument that such a clause may take keeps
+/// [`FORMATTED_SCALAR_MAX`].
+pub(crate) const FORMATTED_JSON_EXTRA: f64 = 49.0;
+/// The most digits of a list's index (`i64::MAX` has 19).
+const INDEX_DIGITS_MAX: f64 = 19.0;
 
 fn constant(c: u64) -> Poly {
     Poly::constant(c as f64)
@@ -75,7 +88,8 @@ impl Walker<'_> {
         else {
             return list.len.mul(per);
         };
-        let per = self.parts.fold_into(per, x);
+        let per = self.parts.split_entry(per, x);
+        let per = self.parts.fold_into(&per, x);
         if self.sizes == super::model::SizeModel::Shared {
             let (p0, q) = per.split_on(x);
             list.len.mul(&p0).add(&q.substitute(x, parent))
@@ -90,7 +104,10 @@ impl Walker<'_> {
             .elem_var
             .and_then(|x| Some((x, self.parts.part(x).parent?)))
         {
-            Some((x, parent)) => self.parts.fold_into(per, x).substitute(x, parent),
+            Some((x, parent)) => {
+                let per = self.parts.split_entry(per, x);
+                self.parts.fold_into(&per, x).substitute(x, parent)
+            }
             None => per.clone(),
         }
     }
@@ -130,13 +147,14 @@ impl Walker<'_> {
         function: &str,
         ops: &[Val],
         ints: &[Option<i64>],
+        text_format: bool,
     ) -> Option<Own> {
         let own = match (function, ops) {
             (
                 "charAt" | "indexOf" | "lastIndexOf" | "lowerAscii" | "upperAscii" | "trim"
                 | "replace" | "split" | "substring" | "format",
                 _,
-            ) => self.string_call(function, ops, ints),
+            ) => self.string_call(function, ops, ints, text_format),
             ("reverse", [recv]) => self.reverse(recv),
             ("join", [list, ..]) => self.join(list, ops.get(1)),
             ("strings.quote", [s]) => {
@@ -196,7 +214,15 @@ impl Walker<'_> {
     }
 
     /// The strings extension on a string receiver (`format`'s receiver is its pattern).
-    fn string_call(&mut self, function: &str, ops: &[Val], ints: &[Option<i64>]) -> Own {
+    /// `text_format`: `format` on a literal pattern whose every clause is `%s` or `%d`
+    /// ([`text_clauses_only`]).
+    fn string_call(
+        &mut self,
+        function: &str,
+        ops: &[Val],
+        ints: &[Option<i64>],
+        text_format: bool,
+    ) -> Own {
         let Some((s, args)) = ops.split_first() else {
             return unbounded();
         };
@@ -253,7 +279,7 @@ impl Walker<'_> {
             "split" => self.split(s, &n, &arg_len(0), ints.get(1).copied().flatten()),
             "format" => {
                 let out = match args.first() {
-                    Some(list) => n.add(&self.format_args(&list.shape)),
+                    Some(list) => n.add(&self.format_args(&list.shape, text_format)),
                     None => n.clone(),
                 };
                 let cost = pass.add(&self.bytes_alloc(&out));
@@ -405,9 +431,30 @@ impl Walker<'_> {
                     .map_or_else(|| constant(table::CALL), |e| sized(&traversal(&e)));
                 let compare = self.at_largest(&list, &longest);
                 let log = sort_log(units(self.parts.maximize(&list.len)));
+                // Version 6: the elements of a JSON list of `b` bytes, the longest `L` bytes,
+                // number `ℓ ≤ (b − L)/2` (every other one takes a byte and a comma), so
+                // `ℓ · (L/10 + 1) ≤ b²/80 + ℓ` (AM-GM: `(b − L)·L ≤ b²/4`).
+                let within = match (&list.elem, list.elem_var) {
+                    (Shape::Json(x), Some(var)) if *x == var && self.model.sorts_within_list() => {
+                        self.parts
+                            .part(var)
+                            .parent
+                            .filter(|&p| !self.parts.part(p).object)
+                    }
+                    _ => None,
+                };
+                let comparisons = match within {
+                    Some(parent) => {
+                        let b = Poly::var(parent, 1.0);
+                        b.mul(&b)
+                            .scale(0.1 / 8.0)
+                            .add(&list.len.scale(table::CALL as f64))
+                    }
+                    None => list.len.mul(&compare),
+                };
                 let cost = call
                     .add(&list.len)
-                    .add(&list.len.mul(&compare).scale(log))
+                    .add(&comparisons.scale(log))
                     .add(&self.list_alloc(&list.len));
                 (cost, table::CALL, same(&list))
             }
@@ -457,10 +504,10 @@ impl Walker<'_> {
     }
 
     /// The most text `format` appends for its argument list: each argument is used once.
-    fn format_args(&mut self, args: &Shape) -> Poly {
+    fn format_args(&mut self, args: &Shape, text_format: bool) -> Poly {
         match self.list_of(args) {
             Some(list) => {
-                let per = format_bound(self, &list.elem, true);
+                let per = format_bound(self, &list.elem, true, text_format);
                 self.sum_over(&list, &per)
             }
             None => Poly::constant(UNBOUNDED),
@@ -503,6 +550,25 @@ pub(crate) struct FormatClauses {
     pub(crate) radix: u64,
     /// `%x` and `%X`, bounded per clause plus two bytes per byte of text from version 5 on.
     pub(crate) hex: u64,
+}
+
+/// Whether every clause of a `format` pattern is `%s` or `%d` (without a precision): each
+/// writes the `%s` text of its argument (`%d` of an int, uint or double, and fails on anything
+/// else before it writes), never the digits a precision asks for.
+pub(crate) fn text_clauses_only(pattern: &str) -> bool {
+    let bytes = pattern.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] != b'%' {
+            i += 1;
+            continue;
+        }
+        match bytes.get(i + 1) {
+            Some(b'%' | b's' | b'd') => i += 2,
+            _ => return false,
+        }
+    }
+    true
 }
 
 /// The clauses of a `format` pattern when none is `%s` ([`FormatClauses`]). `None` for a `%s`
@@ -566,27 +632,45 @@ fn hex_text(shape: &Shape) -> Poly {
 /// never in exponent form), containers with their brackets and separators. The elements of a
 /// list that are the elements of one event part (the parts of `split`) are summed over that
 /// part rather than each taken at the whole part's size.
-fn format_bound(w: &Walker<'_>, shape: &Shape, top: bool) -> Poly {
+///
+/// From cost-model version 6 a JSON value of `b` bytes is bounded by `52·b + 49`
+/// ([`FORMATTED_JSON_EXTRA`]) wherever `%s` formats it: inside a list or a map, and at the top
+/// when every clause of the literal pattern is `%s` or `%d` (`text`); at the top of any other
+/// pattern it keeps [`FORMATTED_SCALAR_MAX`].
+fn format_bound(w: &Walker<'_>, shape: &Shape, top: bool, text: bool) -> Poly {
     let scalar = if top {
         FORMATTED_SCALAR_MAX
     } else {
         FORMATTED_DOUBLE_MAX
+    };
+    let json_extra = if w.model.bounds_formatted_json() && (text || !top) {
+        FORMATTED_JSON_EXTRA
+    } else {
+        scalar as f64
     };
     let mut out = Poly::zero();
     for alt in shape.alternatives() {
         let bound = match alt {
             Shape::Scalar => constant(scalar),
             Shape::Str { max, .. } => max.scale(3.0),
-            Shape::Json(v) => Poly::var(*v, FORMATTED_PER_JSON_BYTE).add_const(scalar as f64),
+            // The key of an entry of an object is a string within its quoted bytes; the key a
+            // loop binds over a part that may be a list is such a key or an index, a
+            // non-negative int of at most 19 digits.
+            Shape::Json(v) if w.parts.is_object_key(*v) => Poly::var(*v, 1.0),
+            Shape::Json(v) if w.parts.part(*v).kind == PartKind::Index => {
+                Poly::var(*v, 1.0).add_const(INDEX_DIGITS_MAX)
+            }
+            Shape::Json(v) => Poly::var(*v, FORMATTED_PER_JSON_BYTE).add_const(json_extra),
             Shape::List(l) if w.model.tighter_bounds() => w
-                .sum_over(l, &format_bound(w, &l.elem, false).add_const(2.0))
+                .sum_over(l, &format_bound(w, &l.elem, false, text).add_const(2.0))
                 .add_const(2.0),
             Shape::List(l) => l
                 .len
-                .mul(&format_bound(w, &l.elem, false).add_const(2.0))
+                .mul(&format_bound(w, &l.elem, false, text).add_const(2.0))
                 .add_const(2.0),
             Shape::Map(m) => {
-                let entry = format_bound(w, &m.key, false).add(&format_bound(w, &m.val, false));
+                let entry =
+                    format_bound(w, &m.key, false, text).add(&format_bound(w, &m.val, false, text));
                 m.len.mul(&entry.add_const(4.0)).add_const(2.0)
             }
             Shape::Object(..) | Shape::Unknown | Shape::Union(_) => Poly::constant(UNBOUNDED),

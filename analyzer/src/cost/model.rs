@@ -96,6 +96,33 @@ impl CostModel {
         self.version >= 5
     }
 
+    /// Whether `%s` text of a JSON value of `b` bytes is bounded by `52·b + 49` (version 6 on)
+    /// rather than `52·b` plus the longest formatted scalar, which a loop paid on every element
+    /// (docs/cost-model.md §2.1).
+    pub(crate) const fn bounds_formatted_json(self) -> bool {
+        self.version >= 6
+    }
+
+    /// Whether the key (or index) and the value of one entry a two-variable loop binds are
+    /// sized apart, together at most the entry's bytes (version 6 on), rather than each at the
+    /// whole entry (docs/cost-model.md §4).
+    pub(crate) const fn splits_entries(self) -> bool {
+        self.version >= 6
+    }
+
+    /// Whether a list indexed by a non-negative int literal gives the element at that index, a
+    /// part disjoint from the elements at other literal indices (version 6 on), rather than a
+    /// member that may be any element.
+    pub(crate) const fn indexes_apart(self) -> bool {
+        self.version >= 6
+    }
+
+    /// Whether `sort()` of a JSON list bounds its count times its longest element together
+    /// (version 6 on): `ℓ · L ≤ b²/8` for a list of `b` bytes.
+    pub(crate) const fn sorts_within_list(self) -> bool {
+        self.version >= 6
+    }
+
     /// The allocation charge of the container of a list a library function builds
     /// ([`table::ALLOC_PER_LIST`], version 4 on; earlier versions charged none).
     pub const fn list_alloc(self) -> u64 {

@@ -41,6 +41,18 @@ pub(crate) enum PartKind {
     /// The value of the entry its parent is (`m[k]` inside `m.exists(k, …)` when `m` is known
     /// to be an object).
     Value,
+    /// The element of its parent list at a constant index (`l[0]`; cost-model version 6).
+    /// Elements at two different constant indices are different elements: disjoint, each with
+    /// the comma after it (or, for the last, the one before it) as its framing.
+    At(i64),
+    /// The key or index a loop binds for the element its parent is (cost-model version 6): the
+    /// key of an entry of an object (its quoted bytes), or for a list element the index,
+    /// counted as one byte. Together with the [`PartKind::Item`] of the same element it is at
+    /// most the element's bytes plus one ([`Parts::split_entry`]).
+    Index,
+    /// The value a loop binds for the element its parent is (cost-model version 6): the value
+    /// of an entry of an object, or a list's element itself.
+    Item,
 }
 
 /// One region of an event whose byte size is a variable.
@@ -241,6 +253,175 @@ impl Parts {
         })
     }
 
+    /// The element of the list `parent` at the constant index `i` ([`PartKind::At`]).
+    pub(crate) fn at(&mut self, parent: Var, i: i64) -> Var {
+        let name = format!("{}[{i}]", self.part(parent).name);
+        if let Some(v) = self.find(Some(parent), &name) {
+            return v;
+        }
+        // A list of `b` bytes holds `[`, `]` and its elements, `k` of them separated by at
+        // least `k − 1` commas: `Σ (bᵢ + 1) ≤ b − 1` over any `k` of them.
+        let cap = (self.part(parent).cap - 2.0).max(0.0);
+        self.push(Part {
+            parent: Some(parent),
+            kind: PartKind::At(i),
+            cap,
+            overhead: 1.0,
+            object: false,
+            name,
+            uses: Uses::NONE,
+        })
+    }
+
+    /// The key or index a loop binds for the element `x` ([`PartKind::Index`]).
+    pub(crate) fn entry_index(&mut self, x: Var) -> Var {
+        self.entry_side(x, PartKind::Index, "the key or index of")
+    }
+
+    /// The value a loop binds for the element `x` ([`PartKind::Item`]).
+    pub(crate) fn entry_item(&mut self, x: Var) -> Var {
+        self.entry_side(x, PartKind::Item, "the value or element of")
+    }
+
+    fn entry_side(&mut self, x: Var, kind: PartKind, what: &str) -> Var {
+        let name = format!("{what} {}", self.part(x).name);
+        if let Some(v) = self.find(Some(x), &name) {
+            return v;
+        }
+        // Each alone is never more than the element (a key's quoted bytes and a value are
+        // inside the entry's; an index is one byte of a list's element of one or more).
+        let cap = self.part(x).cap;
+        self.push(Part {
+            parent: Some(x),
+            kind,
+            cap,
+            overhead: 0.0,
+            object: false,
+            name,
+            uses: Uses::NONE,
+        })
+    }
+
+    /// Whether `v` is the key a loop binds for an entry of a part known to be an object (then a
+    /// string, its quoted bytes at most `v`).
+    pub(crate) fn is_object_key(&self, v: Var) -> bool {
+        let part = self.part(v);
+        part.kind == PartKind::Index
+            && part
+                .parent
+                .and_then(|x| self.part(x).parent)
+                .is_some_and(|o| self.part(o).object)
+    }
+
+    /// Bounds the terms of `p` in the key (or index) `k` and the value `v` of the element `x`
+    /// (their [`PartKind::Index`] and [`PartKind::Item`] parts, and every part inside them) by
+    /// terms in `x`, before a loop sums over `x` (cost-model version 6). The key's quoted bytes,
+    /// a colon and the value are the entry's bytes, and a list's index counts one byte beside
+    /// an element of `x` bytes, so `k + v ≤ x + 1`. Hence, per monomial `r · kᵃ · vᵇ` (`r` the
+    /// other factors, `d = a + b`): `kᵃ·vᵇ ≤ aᵃ·bᵇ/dᵈ · (x + 1)ᵈ` (AM-GM, the product peaks at
+    /// `k = a(x + 1)/d`), when `a` and `b` are both positive; one side alone is at most `x`
+    /// (`kᵈ ≤ xᵈ`); and the terms of degree one with the same `r` together:
+    /// `c·k + c'·v ≤ min((c + c')·x, max(c, c')·(x + 1))`, the one of the two smaller over a loop. The result has non-negative coefficients, so the
+    /// comprehension rule applies to it as to any polynomial in `x`.
+    pub(crate) fn split_entry(&self, p: &Poly, x: Var) -> Poly {
+        let side = |mut v: Var| -> Option<bool> {
+            loop {
+                let part = self.part(v);
+                match part.parent {
+                    Some(parent) if parent == x => {
+                        return match part.kind {
+                            PartKind::Index => Some(true),
+                            PartKind::Item => Some(false),
+                            _ => None,
+                        };
+                    }
+                    Some(parent) => v = parent,
+                    None => return None,
+                }
+            }
+        };
+        let mut out = Poly::zero();
+        // Per other factor `r`, the coefficients of `r·k` and `r·v`.
+        let mut linear: Vec<(Mono, f64, f64)> = Vec::new();
+        let mut touched = false;
+        for (mono, c) in p.terms() {
+            let (mut key_deg, mut value_deg) = (0u32, 0u32);
+            let mut rest = Poly::constant(1.0);
+            for &(v, e) in mono {
+                match side(v) {
+                    Some(true) => key_deg += e,
+                    Some(false) => value_deg += e,
+                    None => {
+                        for _ in 0..e {
+                            rest = rest.mul(&Poly::var(v, 1.0));
+                        }
+                    }
+                }
+            }
+            let degree = key_deg + value_deg;
+            if degree == 0 {
+                out = out.add(&Poly::constant(*c).mul(&rest));
+                continue;
+            }
+            touched = true;
+            if key_deg == 0 || value_deg == 0 {
+                // One side alone is at most the element: `kᵈ ≤ xᵈ`, `vᵈ ≤ xᵈ`.
+                let mut term = rest.scale(*c);
+                for _ in 0..degree {
+                    term = term.mul(&Poly::var(x, 1.0));
+                }
+                if degree == 1 {
+                    let rest_mono = rest.terms()[0].0.clone();
+                    let (on_key, on_value) = if key_deg == 1 { (*c, 0.0) } else { (0.0, *c) };
+                    match linear.iter_mut().find(|(m, _, _)| *m == rest_mono) {
+                        Some((_, ck, cv)) => {
+                            *ck += on_key;
+                            *cv += on_value;
+                        }
+                        None => linear.push((rest_mono, on_key, on_value)),
+                    }
+                } else {
+                    out = out.add(&term);
+                }
+                continue;
+            }
+            let (fa, fb, fd) = (f64::from(key_deg), f64::from(value_deg), f64::from(degree));
+            let share = fa.powf(fa) * fb.powf(fb) / fd.powf(fd);
+            let mut term = rest.scale(c * share);
+            for _ in 0..degree {
+                term = term.mul(&Poly::var(x, 1.0).add_const(1.0));
+            }
+            out = out.add(&term);
+        }
+        if !touched {
+            return p.clone();
+        }
+        // `c·k + c'·v` is at most `(c + c')·x` (each side alone) and at most `max(c, c')·(x + 1)`
+        // (both together); the second is the smaller in a loop when the least of the two
+        // coefficients, over every element, outweighs the largest once per element.
+        let (cap, most) = match self.part(x).parent {
+            Some(parent) => (self.part(x).cap, self.maximize(&self.count(parent))),
+            None => (self.part(x).cap, 1.0),
+        };
+        for (mono, ck, cv) in linear {
+            let mut rest = Poly::constant(1.0);
+            for (v, e) in mono {
+                for _ in 0..e {
+                    rest = rest.mul(&Poly::var(v, 1.0));
+                }
+            }
+            let (hi, lo) = (ck.max(cv), ck.min(cv));
+            let together = hi * (cap + most) < (hi + lo) * cap;
+            let bound = if together {
+                Poly::var(x, hi).add_const(hi)
+            } else {
+                Poly::var(x, hi + lo)
+            };
+            out = out.add(&rest.mul(&bound));
+        }
+        out
+    }
+
     /// The part that stands to `to` as `v` stands to `from` (`v` is `from` or inside it): the
     /// same chain of keys, values and members below another element. Fresh parts stay fresh.
     pub(crate) fn rebase(&mut self, v: Var, from: Var, to: Var) -> Var {
@@ -254,6 +435,9 @@ impl Parts {
                 PartKind::Key(k) => self.key(at, &k),
                 PartKind::Value => self.entry_value(at),
                 PartKind::Element => self.element(at),
+                PartKind::At(i) => self.at(at, i),
+                PartKind::Index => self.entry_index(at),
+                PartKind::Item => self.entry_item(at),
                 PartKind::Member | PartKind::Root => self.member(at),
             };
         }
@@ -305,10 +489,11 @@ impl Parts {
         if common == pa.len() || common == pb.len() {
             return false;
         }
-        matches!(
-            (&self.part(pa[common]).kind, &self.part(pb[common]).kind),
-            (PartKind::Key(_), PartKind::Key(_))
-        )
+        match (&self.part(pa[common]).kind, &self.part(pb[common]).kind) {
+            (PartKind::Key(_), PartKind::Key(_)) => true,
+            (PartKind::At(i), PartKind::At(j)) => i != j,
+            _ => false,
+        }
     }
 
     /// Upper bound on the number of elements (or entries) of part `v`.

@@ -453,6 +453,21 @@ impl<'r> Gen<'r> {
     fn comprehension(&mut self, ty: &Type, depth: u32) -> String {
         let (range, var_ty) = self.range(depth);
         match ty {
+            // A two-variable quantifier over a JSON value of the event: the key (or index) and
+            // the value of each entry, which share the entry's bytes (cost-model version 6).
+            Type::Bool
+                if (matches!(var_ty, Type::Dyn) || range == "event.attributes")
+                    && self.rng.below(3) == 0 =>
+            {
+                let kind = self.rng.pick(&["all", "exists"]);
+                let mut value = String::new();
+                let (key, body) = self.scoped(var_ty, |g| {
+                    let (v, body) = g.scoped(Type::Dyn, |g| g.expr(&Type::Bool, depth));
+                    value = v;
+                    body
+                });
+                format!("{range}.{kind}({key}, {value}, {body})")
+            }
             Type::Bool => {
                 let kind = self.rng.pick(&["all", "exists", "exists_one"]);
                 let (var, body) = self.scoped(var_ty, |g| g.expr(&Type::Bool, depth));

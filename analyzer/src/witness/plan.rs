@@ -86,13 +86,14 @@ pub(crate) struct Template {
 pub(crate) fn template(derivation: &Derivation, ast: &Ast) -> Template {
     let (strings, ints) = literals(ast);
     let separators = separators(ast, &strings);
+    let (parts, anchor) = entry_sides_merged(&derivation.parts);
     let mut builder = Builder {
-        parts: &derivation.parts,
-        children: children(&derivation.parts),
+        parts: &parts,
+        children: children(&parts),
         worst: derivation
             .worst
             .iter()
-            .map(|&(v, e)| (v, f64::from(e)))
+            .map(|&(v, e)| (anchor(v), f64::from(e)))
             .collect(),
         next: 0,
         pairs: ast
@@ -195,8 +196,9 @@ impl Builder<'_> {
                                 .filter(|&g| self.parts[g as usize].kind == PartKind::Value),
                         );
                     }
-                    PartKind::Member => members.push(c),
-                    PartKind::Value | PartKind::Root => {}
+                    // An element at a constant index is written as any member is.
+                    PartKind::Member | PartKind::At(_) => members.push(c),
+                    PartKind::Value | PartKind::Root | PartKind::Index | PartKind::Item => {}
                 }
             }
         }
@@ -328,6 +330,52 @@ fn separators(ast: &Ast, strings: &[String]) -> Vec<usize> {
 }
 
 /// The children of every part, in creation order.
+/// The parts with the key (or index) and value parts a two-variable loop binds (cost-model
+/// version 6, [`PartKind::Index`], [`PartKind::Item`]) merged into their element: the template
+/// gives an element's key and value their slots from the element's uses, as it did when both
+/// variables were the element's part. Their own parts are cut off the tree; everything inside
+/// them moves to the element. Also returns the map from a part to the part it now stands as.
+///
+/// The value part of an entry of an object known to be one (`event.attributes`) is the value of
+/// that entry, as `m[k]` inside `m.exists(k, …)` was: it becomes a [`PartKind::Value`], whose
+/// slot is the object's values.
+fn entry_sides_merged(parts: &[Part]) -> (Vec<Part>, impl Fn(Var) -> Var + use<>) {
+    let of_object = |p: &Part| {
+        p.parent
+            .and_then(|x| parts[x as usize].parent)
+            .is_some_and(|o| parts[o as usize].object)
+    };
+    let is_side = |p: &Part| match p.kind {
+        PartKind::Index => true,
+        PartKind::Item => !of_object(p),
+        _ => false,
+    };
+    let anchors: Vec<Var> = parts
+        .iter()
+        .enumerate()
+        .map(|(v, p)| match p.parent {
+            Some(x) if is_side(p) => x,
+            _ => v as Var,
+        })
+        .collect();
+    let mut out = parts.to_vec();
+    for part in &mut out {
+        if part.kind == PartKind::Item && of_object(part) {
+            part.kind = PartKind::Value;
+        }
+    }
+    for (v, part) in parts.iter().enumerate() {
+        if is_side(part) {
+            let x = anchors[v] as usize;
+            out[x].uses = out[x].uses.with(part.uses);
+            out[v].parent = None;
+        } else if let Some(p) = part.parent {
+            out[v].parent = Some(anchors[p as usize]);
+        }
+    }
+    (out, move |v: Var| anchors[v as usize])
+}
+
 fn children(parts: &[Part]) -> Vec<Vec<Var>> {
     let mut out = vec![Vec::new(); parts.len()];
     for (v, part) in parts.iter().enumerate() {

@@ -120,16 +120,28 @@ impl Walker<'_> {
     /// index — a value computed at run time, an element of a list used as an index into that
     /// list, the value of an entry used as a key — may name any member, a different one each
     /// time: a fresh member part that no loop sums over.
-    pub(super) fn index(&mut self, operand: &Shape, index: &Shape, key: Option<&str>) -> Shape {
+    ///
+    /// From version 6 a list indexed by a non-negative int literal `at` gives the element at that
+    /// index, a part disjoint from the elements at other literal indices.
+    pub(super) fn index(
+        &mut self,
+        operand: &Shape,
+        index: &Shape,
+        key: Option<&str>,
+        at: Option<i64>,
+    ) -> Shape {
         let mut out: Option<Shape> = None;
         for alt in operand.alternatives() {
             let s = match alt {
                 Shape::List(l) => l.elem.clone(),
                 Shape::Map(m) => m.val.clone(),
-                Shape::Json(v) => match key {
-                    Some(k) => Shape::Json(self.parts.key(*v, k)),
-                    None => match self.entry_key(index, *v) {
-                        Some(entry) => Shape::Json(self.parts.entry_value(entry)),
+                Shape::Json(v) => match (key, at) {
+                    (Some(k), _) => Shape::Json(self.parts.key(*v, k)),
+                    (None, Some(i)) if !self.parts.part(*v).object => {
+                        Shape::Json(self.parts.at(*v, i))
+                    }
+                    (None, _) => match self.entry_key(index, *v) {
+                        Some(value) => Shape::Json(value),
                         None => Shape::Json(self.parts.member(*v)),
                     },
                 },
@@ -148,15 +160,26 @@ impl Walker<'_> {
 
     /// The entry an index names when the index is the key of an entry of `object`: the
     /// iteration variable of a comprehension over `object`, which is known to be an object.
-    fn entry_key(&self, index: &Shape, object: Var) -> Option<Var> {
+    /// Gives the value's part: the entry's value (before version 6), or the value part the
+    /// loop's second variable binds, which shares the entry's bytes with the key (version 6).
+    fn entry_key(&mut self, index: &Shape, object: Var) -> Option<Var> {
         let Shape::Json(x) = index else {
             return None;
         };
+        if !self.parts.part(object).object {
+            return None;
+        }
         let part = self.parts.part(*x);
-        (part.parent == Some(object)
-            && part.kind == PartKind::Element
-            && self.parts.part(object).object)
-            .then_some(*x)
+        match part.kind {
+            PartKind::Element if part.parent == Some(object) => Some(self.parts.entry_value(*x)),
+            PartKind::Index => {
+                let entry = part.parent?;
+                let e = self.parts.part(entry);
+                (e.parent == Some(object) && e.kind == PartKind::Element)
+                    .then(|| self.parts.entry_item(entry))
+            }
+            _ => None,
+        }
     }
 
     /// Names the part a value occupies, when it is one part of an event.

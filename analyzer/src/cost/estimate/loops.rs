@@ -124,13 +124,24 @@ impl<'a> Walker<'a> {
                     self.parts.note([*v], Uses::ITERATED);
                     let x = self.parts.element(*v);
                     // An element of a JSON list or an entry of a JSON object: its index or key and
-                    // its value all lie within the element's bytes.
+                    // its value all lie within the element's bytes. From version 6 the key (or
+                    // index) and the value are parts of their own, together at most the
+                    // element's bytes plus one (`Parts::split_entry`), and the one variable of a
+                    // loop over an object known to be one is its key.
+                    let (elem, index, value) = if self.model.splits_entries() {
+                        let k = self.parts.entry_index(x);
+                        let item = self.parts.entry_item(x);
+                        let elem = if self.parts.part(*v).object { k } else { x };
+                        (Shape::Json(elem), Shape::Json(k), Shape::Json(item))
+                    } else {
+                        (Shape::Json(x), Shape::Json(x), Shape::Json(x))
+                    };
                     Iteration {
                         count: self.parts.count(*v),
                         min_count: 0,
-                        elem: Shape::Json(x),
-                        index: Shape::Json(x),
-                        value: Shape::Json(x),
+                        elem,
+                        index,
+                        value,
                         sum: Some((x, *v)),
                     }
                 }
@@ -583,7 +594,10 @@ impl<'a> Walker<'a> {
     /// `p` with the iteration's element variable at its whole part.
     fn at_largest_of(&self, plan: &Iteration, p: &Poly) -> Poly {
         match plan.sum {
-            Some((x, parent)) => self.parts.fold_into(p, x).substitute(x, parent),
+            Some((x, parent)) => {
+                let p = self.parts.split_entry(p, x);
+                self.parts.fold_into(&p, x).substitute(x, parent)
+            }
             None => p.clone(),
         }
     }
@@ -618,7 +632,8 @@ impl<'a> Walker<'a> {
     fn sum(&self, per: &Poly, plan: &Iteration) -> Poly {
         match plan.sum {
             Some((x, parent)) => {
-                let per = self.parts.fold_into(per, x);
+                let per = self.parts.split_entry(per, x);
+                let per = self.parts.fold_into(&per, x);
                 if self.sizes == SizeModel::Shared {
                     let (p0, q) = per.split_on(x);
                     plan.count.mul(&p0).add(&q.substitute(x, parent))

@@ -38,7 +38,10 @@ impl Walker<'_> {
             ExprKind::Literal(Literal::String(s)) => Some(&**s),
             _ => None,
         };
-        let shape = self.index(&op.shape, &ix.shape, key);
+        // A non-negative int literal names one element of a list (version 6): elements at two
+        // different such indices are different elements.
+        let at = int_literal(self.ast, index).filter(|&i| i >= 0 && self.model.indexes_apart());
+        let shape = self.index(&op.shape, &ix.shape, key, at);
         let lookup = calls::key_lookup(self, &op.shape, &ix.shape);
         Val {
             max: op.max.add(&ix.max).add(&lookup),
@@ -70,6 +73,12 @@ impl Walker<'_> {
                     super::super::libraries::numeric_clauses(pattern)
                 }
                 _ => None,
+            },
+            text_format: match (function, target.map(|t| ast.kind(t))) {
+                ("format", Some(ExprKind::Literal(Literal::String(pattern)))) => {
+                    super::super::libraries::text_clauses_only(pattern)
+                }
+                _ => false,
             },
         };
         let function = qualified.as_deref().unwrap_or(function);
