@@ -400,3 +400,35 @@ fn witnesses_run_and_reach_what_hand_built_events_reach() {
     }
     assert!(missed.is_empty(), "{}", missed.join("\n"));
 }
+
+/// Issue 33 item 3, the shapes the tails left: the parts of a split that a length test must
+/// pass (21,323 where `"aaaa aaaa …"` costs 39,341: the text had no content of parts of a
+/// given length between separators). The witness runs and reaches the hand-built event
+/// (metered here) or half the estimate, whichever is less.
+#[test]
+fn split_parts_literal_tails_and_nested_loops_reach_hand_built_events() {
+    let parts_of_four = vec!["aaaa"; 16_385 / 5].join(" ");
+    let cases: Vec<(&str, String)> = vec![(
+        "event.text.split(' ').all(w, w.size() > 3)",
+        event(&parts_of_four, &serde_json::json!({})),
+    )];
+    let mut missed = Vec::new();
+    for (source, by_hand) in cases {
+        let Replay::Done(hand) = replay_event(source, &by_hand) else {
+            panic!("{source}: the hand-built event does not run");
+        };
+        let (verdict, max, w) = witness(source);
+        assert_eq!(verdict, Verdict::Accepted, "{source}");
+        let replayed = replay(source, &w);
+        let goal = hand.min(max / 2);
+        if w.failure.is_some() || replayed != Replay::Done(w.cost) || w.cost < goal {
+            let head: String = w.event.chars().take(160).collect();
+            missed.push(format!(
+                "{source}: the witness {head}… replays as {replayed:?} (failure {:?}), costing {} \
+                 where a hand-built event costs {hand} (estimate {max})",
+                w.failure, w.cost
+            ));
+        }
+    }
+    assert!(missed.is_empty(), "{}", missed.join("\n"));
+}

@@ -48,6 +48,11 @@ enum Text {
     /// (or the literal and one more character), so a `filter` or `all` testing the parts
     /// against it passes every one.
     Joined(usize, usize, bool),
+    /// Parts of `n` filler characters, each followed by a separator the expression splits at
+    /// (a literal), repeated: every part of the split is `n` bytes long, so a length test
+    /// against an integer literal (`split(' ').all(w, w.size() > 3)`) passes on each of the
+    /// most parts that can pass it.
+    Parts(usize, u64),
 }
 
 /// How the elements (or entry values) of a container share its bytes.
@@ -145,7 +150,34 @@ pub(crate) const SPREAD_ONE: u8 = 5;
 
 /// How many options each knob family has.
 pub(crate) fn text_options(t: &Template) -> usize {
-    TEXTS + LITERAL_TEXTS * t.strings.len() + JOINED_TEXTS * t.strings.len() * t.separators.len()
+    TEXTS
+        + LITERAL_TEXTS * t.strings.len()
+        + JOINED_TEXTS * t.strings.len() * t.separators.len()
+        + t.separators.len() * part_lengths(t).len()
+}
+
+/// The lengths of the parts of [`Text::Parts`]: one byte, and one more than each of the
+/// lengths a length test names ([`small_lengths`]; `size() > 3` holds on parts of four).
+fn part_lengths(t: &Template) -> Vec<u64> {
+    let mut out = vec![1];
+    out.extend(small_lengths(t).into_iter().map(|n| n + 1));
+    out
+}
+
+/// The text option `Parts(separator, part_lengths[length])`, where `separator` indexes
+/// [`Template::separators`].
+pub(crate) fn text_parts(t: &Template, separator: usize, length: usize) -> u8 {
+    let n = TEXTS
+        + LITERAL_TEXTS * t.strings.len()
+        + JOINED_TEXTS * t.strings.len() * t.separators.len()
+        + separator * part_lengths(t).len()
+        + length;
+    u8::try_from(n).unwrap_or(0)
+}
+
+/// How many part lengths [`text_parts`] takes.
+pub(crate) fn part_length_options(t: &Template) -> usize {
+    part_lengths(t).len()
 }
 
 /// Text choices that need no literal, those made once per literal, and those made once per
@@ -333,6 +365,21 @@ impl<'t> Renderer<'t> {
             5 => Text::KeyFirst,
             6 => Text::KeyLast,
             _ if n == 0 => Text::Filler,
+            _ if i
+                >= TEXTS
+                    + LITERAL_TEXTS * n
+                    + JOINED_TEXTS * n * self.template.separators.len() =>
+            {
+                let j = i
+                    - TEXTS
+                    - LITERAL_TEXTS * n
+                    - JOINED_TEXTS * n * self.template.separators.len();
+                let lengths = part_lengths(self.template);
+                match self.template.separators.get(j / lengths.len()) {
+                    Some(&separator) => Text::Parts(separator, lengths[j % lengths.len()]),
+                    None => Text::Filler,
+                }
+            }
             _ if i >= TEXTS + LITERAL_TEXTS * n => {
                 let j = i - TEXTS - LITERAL_TEXTS * n;
                 let (pair, spaced) = (j / JOINED_TEXTS, j % JOINED_TEXTS == 1);
@@ -474,6 +521,10 @@ impl<'t> Renderer<'t> {
                 } else {
                     format!("{}{}", strings[i], strings[j])
                 };
+                text::repeat_str(&unit, extra, measure)
+            }
+            Text::Parts(separator, n) => {
+                let unit = format!("{}{}", fill(n), strings[separator]);
                 text::repeat_str(&unit, extra, measure)
             }
             Text::Empty => String::new(),

@@ -17,8 +17,9 @@ use super::plan::{Kind, Slot, Template};
 use super::render::{
     Choices, Renderer, SCALAR_LONGEST, SCALAR_ZERO, SPREAD_BALANCED, SPREAD_DISTINCT,
     SPREAD_LONG_KEYS, SPREAD_LOPSIDED, SPREAD_ONE, SPREAD_POINTER, SPREAD_SMALL, TEXT_DISTINCT,
-    TEXT_EMPTY, TEXT_KEY_FIRST, TEXT_KEY_LAST, TEXT_MEMBER_KEY, TEXT_QUOTES, scalar_options,
-    spread_options, tail_options, text_affixed, text_joined, text_of_literal, text_options,
+    TEXT_EMPTY, TEXT_KEY_FIRST, TEXT_KEY_LAST, TEXT_MEMBER_KEY, TEXT_QUOTES, part_length_options,
+    scalar_options, spread_options, tail_options, text_affixed, text_joined, text_of_literal,
+    text_options, text_parts,
 };
 use crate::cost::CostModel;
 use crate::eval::{EvalError, Event, Limits, ManualClock, Program, Stop};
@@ -484,6 +485,11 @@ fn strategies(first: &Choices, slots: &[&Slot], template: &Template) -> Vec<Choi
             for spaced in [false, true] {
                 every(&|c, s| c.text[s.id] = text_joined(template, i, separator, spaced));
             }
+        }
+        // Parts of filler as long as a length test asks, between separators: every part of
+        // the split passes `w.size() > 3`.
+        for length in 0..part_length_options(template) {
+            every(&|c, s| c.text[s.id] = text_parts(template, separator, length));
         }
     }
     out
