@@ -403,15 +403,49 @@ fn witnesses_run_and_reach_what_hand_built_events_reach() {
 
 /// Issue 33 item 3, the shapes the tails left: the parts of a split that a length test must
 /// pass (21,323 where `"aaaa aaaa …"` costs 39,341: the text had no content of parts of a
-/// given length between separators). The witness runs and reaches the hand-built event
+/// given length between separators); a last element that must hold a literal inside an
+/// object (5,205 where `[0, 0, …, {"name": "a"}]` costs 24,467); nested loops, whose inner
+/// list needs the tail and whose outer map must stay a map of lists (5,178 where
+/// `{"a": [0, 0, …, ""]}` costs 20,394). The witness runs and reaches the hand-built event
 /// (metered here) or half the estimate, whichever is less.
 #[test]
 fn split_parts_literal_tails_and_nested_loops_reach_hand_built_events() {
     let parts_of_four = vec!["aaaa"; 16_385 / 5].join(" ");
-    let cases: Vec<(&str, String)> = vec![(
-        "event.text.split(' ').all(w, w.size() > 3)",
-        event(&parts_of_four, &serde_json::json!({})),
-    )];
+    // Elements `0` that the predicate errors on, then one that ends the loop without the error.
+    let zeros = |under: Option<&str>, tail: serde_json::Value| {
+        let mut list = Vec::new();
+        let wrap = |list: &Vec<serde_json::Value>| match under {
+            Some(key) => serde_json::json!({ key: list }),
+            None => serde_json::json!({ "a": list }),
+        };
+        loop {
+            list.push(serde_json::json!(0));
+            let mut with_tail = list.clone();
+            with_tail.push(tail.clone());
+            if wrap(&with_tail).to_string().len() as u64 > EventBounds::DEFAULT.attributes {
+                list.pop();
+                list.push(tail);
+                return wrap(&list);
+            }
+        }
+    };
+    let cases: Vec<(&str, String)> = vec![
+        (
+            "event.text.split(' ').all(w, w.size() > 3)",
+            event(&parts_of_four, &serde_json::json!({})),
+        ),
+        (
+            "event.attributes.items.exists(x, x.name == 'a')",
+            event(
+                "",
+                &zeros(Some("items"), serde_json::json!({ "name": "a" })),
+            ),
+        ),
+        (
+            "event.attributes.all(k, v, v.all(x, x.size() > 2))",
+            event("", &zeros(None, serde_json::json!(""))),
+        ),
+    ];
     let mut missed = Vec::new();
     for (source, by_hand) in cases {
         let Replay::Done(hand) = replay_event(source, &by_hand) else {

@@ -223,7 +223,8 @@ pub(crate) fn text_joined(t: &Template, literal: usize, separator: usize, spaced
 /// render it with every leaf the empty string (`{"name":""}`, which ends
 /// `items.all(x, x.name.size() > 3)`) or the number 0, each literal after or before one filler
 /// character, and every scalar but the slot's own number (the literals among
-/// them, `0`, `true`, `false`…).
+/// them, `0`, `true`, `false`…), and last the element with every string leaf each literal
+/// exactly (`{"name":"a"}`, which ends `items.exists(x, x.name == 'a')`).
 /// After many elements on which the predicate errors (`0` for a string test), a tail that
 /// decides the loop (`''` makes `f.size() > 3` false and ends an `all` without the error;
 /// `'v'` makes `t.startsWith('v')` true and ends an `exists`) makes an event the filter runs on
@@ -231,7 +232,7 @@ pub(crate) fn text_joined(t: &Template, literal: usize, separator: usize, spaced
 /// (`eval/loops.rs`, `quantifier`).
 pub(crate) fn tail_options(t: &Template) -> usize {
     if t.quantified {
-        TAILS + 2 * t.strings.len() + scalar_options(t) - 1
+        TAILS + 3 * t.strings.len() + scalar_options(t) - 1
     } else {
         1
     }
@@ -591,7 +592,7 @@ impl<'t> Renderer<'t> {
             2 => serde_json::Value::String(filler.to_string()),
             3 | 4 => {
                 let mut leaves = Choices::first(self.template);
-                set_leaves(element, i == 4, &mut leaves);
+                set_leaves(element, i == 4, TEXT_EMPTY, &mut leaves);
                 let mut out = String::new();
                 Renderer::new(self.template, &leaves).render(element, 0, &mut out);
                 return Some(out);
@@ -605,7 +606,18 @@ impl<'t> Renderer<'t> {
                     format!("{filler}{literal}")
                 })
             }
-            _ => self.scalar(element, i - TAILS - 2 * strings.len() + 1),
+            _ if i < TAILS + 2 * strings.len() + scalar_options(self.template) - 1 => {
+                self.scalar(element, i - TAILS - 2 * strings.len() + 1)
+            }
+            _ => {
+                let j = i + 1 - TAILS - 2 * strings.len() - scalar_options(self.template);
+                let exact = u8::try_from(TEXTS + LITERAL_TEXTS * j).unwrap_or(0);
+                let mut leaves = Choices::first(self.template);
+                set_leaves(element, false, exact, &mut leaves);
+                let mut out = String::new();
+                Renderer::new(self.template, &leaves).render(element, 0, &mut out);
+                return Some(out);
+            }
         };
         Some(value.to_string())
     }
@@ -1049,8 +1061,9 @@ impl<'t> Renderer<'t> {
 }
 
 /// Every leaf below `slot` (a slot with no members, elements or values) made the empty string,
-/// or the number 0 when `zero`, where its kinds allow.
-fn set_leaves(slot: &Slot, zero: bool, choices: &mut Choices) {
+/// or the number 0 when `zero`, where its kinds allow; a string leaf takes the text option
+/// `text` (the empty string, a literal exactly).
+fn set_leaves(slot: &Slot, zero: bool, text: u8, choices: &mut Choices) {
     let leaf = slot.keys.is_empty()
         && slot.element.is_none()
         && slot.value.is_none()
@@ -1062,18 +1075,18 @@ fn set_leaves(slot: &Slot, zero: bool, choices: &mut Choices) {
             if zero {
                 choices.scalar[slot.id] = SCALAR_ZERO;
             } else {
-                choices.text[slot.id] = TEXT_EMPTY;
+                choices.text[slot.id] = text;
             }
         }
     }
     for (_, child) in &slot.keys {
-        set_leaves(child, zero, choices);
+        set_leaves(child, zero, text, choices);
     }
     for child in [&slot.element, &slot.value, &slot.member]
         .into_iter()
         .flatten()
     {
-        set_leaves(child, zero, choices);
+        set_leaves(child, zero, text, choices);
     }
 }
 

@@ -525,6 +525,18 @@ fn tails(first: &Choices, slots: &[&Slot], template: &Template) -> Vec<Choices> 
         for container in &containers {
             least.spread[container.id] = 0;
             for element in [&container.element, &container.value].into_iter().flatten() {
+                // An element that is itself iterated stays a container (the inner list of
+                // nested loops), filled as the loop over it has it.
+                if containers.iter().any(|c| c.id == element.id) {
+                    if let Some(i) = element
+                        .kinds
+                        .iter()
+                        .position(|k| matches!(k, Kind::List | Kind::Object))
+                    {
+                        least.kind[element.id] = i as u8;
+                    }
+                    continue;
+                }
                 let kind = if zero { Kind::Scalar } else { Kind::Str };
                 let Some(i) = element.kinds.iter().position(|k| *k == kind) else {
                     continue;
@@ -543,6 +555,25 @@ fn tails(first: &Choices, slots: &[&Slot], template: &Template) -> Vec<Choices> 
                 c.tail[container.id] = u8::try_from(tail).unwrap_or(0);
             }
             out.push(c);
+        }
+        // Nested loops: the tail on one container only, every other one a single element
+        // taking everything. `m.all(k, v, v.all(x, x.size() > 2))` on `{"a": [0, 0, …, ""]}`
+        // visits every `0` of the one inner list (each an error the inner `all` goes on past)
+        // and the inner tail `""` ends both loops without the error; a tail on the outer map
+        // too would give it the value `""`, which the inner loop cannot iterate.
+        if containers.len() > 1 {
+            for one in &containers {
+                for tail in 1..tail_options(template) {
+                    let mut c = least.clone();
+                    for container in &containers {
+                        if container.id != one.id {
+                            c.spread[container.id] = SPREAD_ONE;
+                        }
+                    }
+                    c.tail[one.id] = u8::try_from(tail).unwrap_or(0);
+                    out.push(c);
+                }
+            }
         }
     }
     out
