@@ -403,7 +403,8 @@ fn witnesses_run_and_reach_what_hand_built_events_reach() {
 
 /// Issue 33 item 3, the shapes the tails left: the parts of a split that a length test must
 /// pass (21,323 where `"aaaa aaaa …"` costs 39,341: the text had no content of parts of a
-/// given length between separators); a last element that must hold a literal inside an
+/// given length between separators); parts that a conversion errors on before a last one that
+/// decides the loop (19,755 where `"   …  0"` costs 101,600 for `int(w) > 0`); a last element that must hold a literal inside an
 /// object (5,205 where `[0, 0, …, {"name": "a"}]` costs 24,467); nested loops, whose inner
 /// list needs the tail and whose outer map must stay a map of lists (5,178 where
 /// `{"a": [0, 0, …, ""]}` costs 20,394). The witness runs and reaches the hand-built event
@@ -433,6 +434,15 @@ fn split_parts_literal_tails_and_nested_loops_reach_hand_built_events() {
         (
             "event.text.split(' ').all(w, w.size() > 3)",
             event(&parts_of_four, &serde_json::json!({})),
+        ),
+        // Empty parts, on which `int` errors, and a last one that ends the `all`.
+        (
+            "event.text.split(' ').all(w, int(w) > 0)",
+            event(&format!("{}0", " ".repeat(16_383)), &serde_json::json!({})),
+        ),
+        (
+            "event.text.split(',').exists(w, int(w) == 7)",
+            event(&format!("{}7", ",".repeat(16_383)), &serde_json::json!({})),
         ),
         (
             "event.attributes.items.exists(x, x.name == 'a')",

@@ -53,6 +53,12 @@ enum Text {
     /// against an integer literal (`split(' ').all(w, w.size() > 3)`) passes on each of the
     /// most parts that can pass it.
     Parts(usize, u64),
+    /// A separator the expression splits at (a literal) repeated, then the `k`-th of
+    /// [`split_tails`]: every part of the split but the last is empty, the last is the tail.
+    /// Empty parts make a conversion or a test of their content error cheaply, which `all`
+    /// and `exists` go on past, and the tail ends the loop without the error (`"   …  0"` for
+    /// `split(' ').all(w, int(w) > 0)`).
+    Separated(usize, usize),
 }
 
 /// How the elements (or entry values) of a container share its bytes.
@@ -154,13 +160,50 @@ pub(crate) fn text_options(t: &Template) -> usize {
         + LITERAL_TEXTS * t.strings.len()
         + JOINED_TEXTS * t.strings.len() * t.separators.len()
         + t.separators.len() * part_lengths(t).len()
+        + t.separators.len() * split_tails(t).len()
+}
+
+/// The last parts of [`Text::Separated`]: `0`, `1`, `-1`, `1e308`, `true`, `false`, each
+/// literal, and each integer literal and its neighbours, as text. None without an `all` or
+/// `exists`.
+pub(crate) fn split_tails(t: &Template) -> Vec<String> {
+    if !t.quantified {
+        return Vec::new();
+    }
+    let mut out: Vec<String> = ["0", "1", "-1", "1e308", "true", "false"]
+        .map(str::to_owned)
+        .into();
+    out.extend(t.strings.iter().cloned());
+    for &k in &t.ints {
+        for n in [k, k.saturating_add(1), k.saturating_sub(1)] {
+            out.push(n.to_string());
+        }
+    }
+    out
+}
+
+/// The text option `Separated(separator, tail)`, where `separator` indexes
+/// [`Template::separators`] and `tail` [`split_tails`].
+pub(crate) fn text_separated(t: &Template, separator: usize, tail: usize) -> u8 {
+    let n = TEXTS
+        + LITERAL_TEXTS * t.strings.len()
+        + JOINED_TEXTS * t.strings.len() * t.separators.len()
+        + t.separators.len() * part_lengths(t).len()
+        + separator * split_tails(t).len()
+        + tail;
+    u8::try_from(n).unwrap_or(0)
 }
 
 /// The lengths of the parts of [`Text::Parts`]: one byte, and one more than each of the
-/// lengths a length test names ([`small_lengths`]; `size() > 3` holds on parts of four).
+/// lengths a length test names (positive integer literals up to 256, at most four;
+/// `size() > 3` holds on parts of four).
 fn part_lengths(t: &Template) -> Vec<u64> {
     let mut out = vec![1];
-    out.extend(small_lengths(t).into_iter().map(|n| n + 1));
+    for n in t.ints.iter().filter_map(|&i| u64::try_from(i).ok()) {
+        if (1..=256).contains(&n) && !out.contains(&(n + 1)) && out.len() < 5 {
+            out.push(n + 1);
+        }
+    }
     out
 }
 
@@ -376,6 +419,15 @@ impl<'t> Renderer<'t> {
                     - LITERAL_TEXTS * n
                     - JOINED_TEXTS * n * self.template.separators.len();
                 let lengths = part_lengths(self.template);
+                let parts = self.template.separators.len() * lengths.len();
+                if j >= parts {
+                    let tails = split_tails(self.template).len().max(1);
+                    let j = j - parts;
+                    return match self.template.separators.get(j / tails) {
+                        Some(&separator) => Text::Separated(separator, j % tails),
+                        None => Text::Filler,
+                    };
+                }
                 match self.template.separators.get(j / lengths.len()) {
                     Some(&separator) => Text::Parts(separator, lengths[j % lengths.len()]),
                     None => Text::Filler,
@@ -523,6 +575,15 @@ impl<'t> Renderer<'t> {
                     format!("{}{}", strings[i], strings[j])
                 };
                 text::repeat_str(&unit, extra, measure)
+            }
+            Text::Separated(separator, k) => {
+                // Within `extra` with the tail and one separator left out, so that a text cut
+                // to its bound keeps its tail.
+                let tails = split_tails(self.template);
+                let tail = tails.get(k).map_or("", String::as_str);
+                let separator = &strings[separator];
+                let room = extra.saturating_sub(measure.str_len(tail) + measure.str_len(separator));
+                format!("{}{tail}", text::repeat_str(separator, room, measure))
             }
             Text::Parts(separator, n) => {
                 let unit = format!("{}{}", fill(n), strings[separator]);

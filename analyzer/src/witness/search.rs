@@ -18,8 +18,8 @@ use super::render::{
     Choices, Renderer, SCALAR_LONGEST, SCALAR_ZERO, SPREAD_BALANCED, SPREAD_DISTINCT,
     SPREAD_LONG_KEYS, SPREAD_LOPSIDED, SPREAD_ONE, SPREAD_POINTER, SPREAD_SMALL, TEXT_DISTINCT,
     TEXT_EMPTY, TEXT_KEY_FIRST, TEXT_KEY_LAST, TEXT_MEMBER_KEY, TEXT_QUOTES, part_length_options,
-    scalar_options, spread_options, tail_options, text_affixed, text_joined, text_of_literal,
-    text_options, text_parts,
+    scalar_options, split_tails, spread_options, tail_options, text_affixed, text_joined,
+    text_of_literal, text_options, text_parts, text_separated,
 };
 use crate::cost::CostModel;
 use crate::eval::{EvalError, Event, Limits, ManualClock, Program, Stop};
@@ -506,6 +506,18 @@ fn tails(first: &Choices, slots: &[&Slot], template: &Template) -> Vec<Choices> 
     let mut out = Vec::new();
     if !template.quantified {
         return out;
+    }
+    // The same for the parts of a split: the separator repeated (every part empty, on which a
+    // conversion or a test of the content errors or does not decide the loop), then a last
+    // part that decides it (`"   …  0"` for `split(' ').all(w, int(w) > 0)`).
+    for separator in 0..template.separators.len() {
+        for tail in 0..split_tails(template).len() {
+            let mut c = first.clone();
+            for slot in slots {
+                c.text[slot.id] = text_separated(template, separator, tail);
+            }
+            out.push(c);
+        }
     }
     let containers: Vec<&Slot> = slots
         .iter()
