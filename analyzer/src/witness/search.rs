@@ -537,16 +537,11 @@ fn tails(first: &Choices, slots: &[&Slot], template: &Template) -> Vec<Choices> 
         for container in &containers {
             least.spread[container.id] = 0;
             for element in [&container.element, &container.value].into_iter().flatten() {
-                // An element that is itself iterated stays a container (the inner list of
-                // nested loops), filled as the loop over it has it.
-                if containers.iter().any(|c| c.id == element.id) {
-                    if let Some(i) = element
-                        .kinds
-                        .iter()
-                        .position(|k| matches!(k, Kind::List | Kind::Object))
-                    {
-                        least.kind[element.id] = i as u8;
-                    }
+                // An element that is itself iterated, or holds under its keys one that is,
+                // stays a container (the inner list of nested loops, the object of
+                // `items.all(x, x.tags.all(…))`), filled as the loops over it have it.
+                if holds_container(element, &containers) {
+                    keep_containers(element, &containers, &mut least);
                     continue;
                 }
                 let kind = if zero { Kind::Scalar } else { Kind::Str };
@@ -589,6 +584,36 @@ fn tails(first: &Choices, slots: &[&Slot], template: &Template) -> Vec<Choices> 
         }
     }
     out
+}
+
+/// Whether `slot` is one of `containers` or holds one under its constant keys.
+fn holds_container(slot: &Slot, containers: &[&Slot]) -> bool {
+    containers.iter().any(|c| c.id == slot.id)
+        || slot
+            .keys
+            .iter()
+            .any(|(_, c)| holds_container(c, containers))
+}
+
+/// Makes `slot`, and every slot on the way from it to the containers under its keys, a list or
+/// an object (an object when it has constant keys).
+fn keep_containers(slot: &Slot, containers: &[&Slot], choices: &mut Choices) {
+    if !holds_container(slot, containers) {
+        return;
+    }
+    let kind = if slot.keys.is_empty() {
+        slot.kinds
+            .iter()
+            .position(|k| matches!(k, Kind::List | Kind::Object))
+    } else {
+        slot.kinds.iter().position(|k| *k == Kind::Object)
+    };
+    if let Some(i) = kind {
+        choices.kind[slot.id] = i as u8;
+    }
+    for (_, child) in &slot.keys {
+        keep_containers(child, containers, choices);
+    }
 }
 
 /// Every slot of a template, indexed by id.
