@@ -400,3 +400,95 @@ fn witnesses_run_and_reach_what_hand_built_events_reach() {
     }
     assert!(missed.is_empty(), "{}", missed.join("\n"));
 }
+
+/// Issue 33 item 3, the shapes the tails left: the parts of a split that a length test must
+/// pass (21,323 where `"aaaa aaaa …"` costs 39,341: the text had no content of parts of a
+/// given length between separators); parts that a conversion errors on before a last one that
+/// decides the loop (19,755 where `"   …  0"` costs 101,600 for `int(w) > 0`); a last element that must hold a literal inside an
+/// object (5,205 where `[0, 0, …, {"name": "a"}]` costs 24,467); nested loops, whose inner
+/// list needs the tail and whose outer map must stay a map of lists (5,178 where
+/// `{"a": [0, 0, …, ""]}` costs 20,394; 4,090 for `items.all(x, x.tags.all(t, t.size() > 2))`
+/// where `{"items": [{"tags": [0, 0, …, ""]}]}` costs about as much). The witness runs and reaches the hand-built event
+/// (metered here) or half the estimate, whichever is less.
+#[test]
+fn split_parts_literal_tails_and_nested_loops_reach_hand_built_events() {
+    let parts_of_four = vec!["aaaa"; 16_385 / 5].join(" ");
+    // Elements `0` that the predicate errors on, then one that ends the loop without the error.
+    // As many as fit in the attributes once `wrap` puts the list in place.
+    let zeros = |wrap: &dyn Fn(&Vec<serde_json::Value>) -> serde_json::Value,
+                 tail: serde_json::Value| {
+        let mut list = Vec::new();
+        loop {
+            list.push(serde_json::json!(0));
+            let mut with_tail = list.clone();
+            with_tail.push(tail.clone());
+            if wrap(&with_tail).to_string().len() as u64 > EventBounds::DEFAULT.attributes {
+                list.pop();
+                list.push(tail);
+                return wrap(&list);
+            }
+        }
+    };
+    let cases: Vec<(&str, String)> = vec![
+        (
+            "event.text.split(' ').all(w, w.size() > 3)",
+            event(&parts_of_four, &serde_json::json!({})),
+        ),
+        // Empty parts, on which `int` errors, and a last one that ends the `all`.
+        (
+            "event.text.split(' ').all(w, int(w) > 0)",
+            event(&format!("{}0", " ".repeat(16_383)), &serde_json::json!({})),
+        ),
+        (
+            "event.text.split(',').exists(w, int(w) == 7)",
+            event(&format!("{}7", ",".repeat(16_383)), &serde_json::json!({})),
+        ),
+        (
+            "event.attributes.items.exists(x, x.name == 'a')",
+            event(
+                "",
+                &zeros(
+                    &|l| serde_json::json!({ "items": l }),
+                    serde_json::json!({ "name": "a" }),
+                ),
+            ),
+        ),
+        (
+            "event.attributes.all(k, v, v.all(x, x.size() > 2))",
+            event(
+                "",
+                &zeros(&|l| serde_json::json!({ "a": l }), serde_json::json!("")),
+            ),
+        ),
+        // The inner list under a key of the outer loop's elements: they stay objects.
+        (
+            "event.attributes.items.all(x, x.tags.all(t, t.size() > 2))",
+            event(
+                "",
+                &zeros(
+                    &|l| serde_json::json!({ "items": [{ "tags": l }] }),
+                    serde_json::json!(""),
+                ),
+            ),
+        ),
+    ];
+    let mut missed = Vec::new();
+    for (source, by_hand) in cases {
+        let Replay::Done(hand) = replay_event(source, &by_hand) else {
+            panic!("{source}: the hand-built event does not run");
+        };
+        let (verdict, max, w) = witness(source);
+        assert_eq!(verdict, Verdict::Accepted, "{source}");
+        let replayed = replay(source, &w);
+        let goal = hand.min(max / 2);
+        if w.failure.is_some() || replayed != Replay::Done(w.cost) || w.cost < goal {
+            let head: String = w.event.chars().take(160).collect();
+            missed.push(format!(
+                "{source}: the witness {head}… replays as {replayed:?} (failure {:?}), costing {} \
+                 where a hand-built event costs {hand} (estimate {max})",
+                w.failure, w.cost
+            ));
+        }
+    }
+    assert!(missed.is_empty(), "{}", missed.join("\n"));
+}

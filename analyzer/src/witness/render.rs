@@ -48,6 +48,17 @@ enum Text {
     /// (or the literal and one more character), so a `filter` or `all` testing the parts
     /// against it passes every one.
     Joined(usize, usize, bool),
+    /// Parts of `n` filler characters, each followed by a separator the expression splits at
+    /// (a literal), repeated: every part of the split is `n` bytes long, so a length test
+    /// against an integer literal (`split(' ').all(w, w.size() > 3)`) passes on each of the
+    /// most parts that can pass it.
+    Parts(usize, u64),
+    /// A separator the expression splits at (a literal) repeated, then the `k`-th of
+    /// [`split_tails`]: every part of the split but the last is empty, the last is the tail.
+    /// Empty parts make a conversion or a test of their content error cheaply, which `all`
+    /// and `exists` go on past, and the tail ends the loop without the error (`"   …  0"` for
+    /// `split(' ').all(w, int(w) > 0)`).
+    Separated(usize, usize),
 }
 
 /// How the elements (or entry values) of a container share its bytes.
@@ -145,7 +156,71 @@ pub(crate) const SPREAD_ONE: u8 = 5;
 
 /// How many options each knob family has.
 pub(crate) fn text_options(t: &Template) -> usize {
-    TEXTS + LITERAL_TEXTS * t.strings.len() + JOINED_TEXTS * t.strings.len() * t.separators.len()
+    TEXTS
+        + LITERAL_TEXTS * t.strings.len()
+        + JOINED_TEXTS * t.strings.len() * t.separators.len()
+        + t.separators.len() * part_lengths(t).len()
+        + t.separators.len() * split_tails(t).len()
+}
+
+/// The last parts of [`Text::Separated`]: `0`, `1`, `-1`, `1e308`, `true`, `false`, each
+/// literal, and each integer literal and its neighbours, as text. None without an `all` or
+/// `exists`.
+pub(crate) fn split_tails(t: &Template) -> Vec<String> {
+    if !t.quantified {
+        return Vec::new();
+    }
+    let mut out: Vec<String> = ["0", "1", "-1", "1e308", "true", "false"]
+        .map(str::to_owned)
+        .into();
+    out.extend(t.strings.iter().cloned());
+    for &k in &t.ints {
+        for n in [k, k.saturating_add(1), k.saturating_sub(1)] {
+            out.push(n.to_string());
+        }
+    }
+    out
+}
+
+/// The text option `Separated(separator, tail)`, where `separator` indexes
+/// [`Template::separators`] and `tail` [`split_tails`].
+pub(crate) fn text_separated(t: &Template, separator: usize, tail: usize) -> u8 {
+    let n = TEXTS
+        + LITERAL_TEXTS * t.strings.len()
+        + JOINED_TEXTS * t.strings.len() * t.separators.len()
+        + t.separators.len() * part_lengths(t).len()
+        + separator * split_tails(t).len()
+        + tail;
+    u8::try_from(n).unwrap_or(0)
+}
+
+/// The lengths of the parts of [`Text::Parts`]: one byte, and one more than each of the
+/// lengths a length test names (positive integer literals up to 256, at most four;
+/// `size() > 3` holds on parts of four).
+fn part_lengths(t: &Template) -> Vec<u64> {
+    let mut out = vec![1];
+    for n in t.ints.iter().filter_map(|&i| u64::try_from(i).ok()) {
+        if (1..=256).contains(&n) && !out.contains(&(n + 1)) && out.len() < 5 {
+            out.push(n + 1);
+        }
+    }
+    out
+}
+
+/// The text option `Parts(separator, part_lengths[length])`, where `separator` indexes
+/// [`Template::separators`].
+pub(crate) fn text_parts(t: &Template, separator: usize, length: usize) -> u8 {
+    let n = TEXTS
+        + LITERAL_TEXTS * t.strings.len()
+        + JOINED_TEXTS * t.strings.len() * t.separators.len()
+        + separator * part_lengths(t).len()
+        + length;
+    u8::try_from(n).unwrap_or(0)
+}
+
+/// How many part lengths [`text_parts`] takes.
+pub(crate) fn part_length_options(t: &Template) -> usize {
+    part_lengths(t).len()
 }
 
 /// Text choices that need no literal, those made once per literal, and those made once per
@@ -191,7 +266,8 @@ pub(crate) fn text_joined(t: &Template, literal: usize, separator: usize, spaced
 /// render it with every leaf the empty string (`{"name":""}`, which ends
 /// `items.all(x, x.name.size() > 3)`) or the number 0, each literal after or before one filler
 /// character, and every scalar but the slot's own number (the literals among
-/// them, `0`, `true`, `false`…).
+/// them, `0`, `true`, `false`…), and last the element with every string leaf each literal
+/// exactly (`{"name":"a"}`, which ends `items.exists(x, x.name == 'a')`).
 /// After many elements on which the predicate errors (`0` for a string test), a tail that
 /// decides the loop (`''` makes `f.size() > 3` false and ends an `all` without the error;
 /// `'v'` makes `t.startsWith('v')` true and ends an `exists`) makes an event the filter runs on
@@ -199,7 +275,7 @@ pub(crate) fn text_joined(t: &Template, literal: usize, separator: usize, spaced
 /// (`eval/loops.rs`, `quantifier`).
 pub(crate) fn tail_options(t: &Template) -> usize {
     if t.quantified {
-        TAILS + 2 * t.strings.len() + scalar_options(t) - 1
+        TAILS + 3 * t.strings.len() + scalar_options(t) - 1
     } else {
         1
     }
@@ -333,6 +409,30 @@ impl<'t> Renderer<'t> {
             5 => Text::KeyFirst,
             6 => Text::KeyLast,
             _ if n == 0 => Text::Filler,
+            _ if i
+                >= TEXTS
+                    + LITERAL_TEXTS * n
+                    + JOINED_TEXTS * n * self.template.separators.len() =>
+            {
+                let j = i
+                    - TEXTS
+                    - LITERAL_TEXTS * n
+                    - JOINED_TEXTS * n * self.template.separators.len();
+                let lengths = part_lengths(self.template);
+                let parts = self.template.separators.len() * lengths.len();
+                if j >= parts {
+                    let tails = split_tails(self.template).len().max(1);
+                    let j = j - parts;
+                    return match self.template.separators.get(j / tails) {
+                        Some(&separator) => Text::Separated(separator, j % tails),
+                        None => Text::Filler,
+                    };
+                }
+                match self.template.separators.get(j / lengths.len()) {
+                    Some(&separator) => Text::Parts(separator, lengths[j % lengths.len()]),
+                    None => Text::Filler,
+                }
+            }
             _ if i >= TEXTS + LITERAL_TEXTS * n => {
                 let j = i - TEXTS - LITERAL_TEXTS * n;
                 let (pair, spaced) = (j / JOINED_TEXTS, j % JOINED_TEXTS == 1);
@@ -476,6 +576,19 @@ impl<'t> Renderer<'t> {
                 };
                 text::repeat_str(&unit, extra, measure)
             }
+            Text::Separated(separator, k) => {
+                // Within `extra` with the tail and one separator left out, so that a text cut
+                // to its bound keeps its tail.
+                let tails = split_tails(self.template);
+                let tail = tails.get(k).map_or("", String::as_str);
+                let separator = &strings[separator];
+                let room = extra.saturating_sub(measure.str_len(tail) + measure.str_len(separator));
+                format!("{}{tail}", text::repeat_str(separator, room, measure))
+            }
+            Text::Parts(separator, n) => {
+                let unit = format!("{}{}", fill(n), strings[separator]);
+                text::repeat_str(&unit, extra, measure)
+            }
             Text::Empty => String::new(),
             Text::Exact(i) => strings[i].clone(),
             Text::Prefix(i) => format!("{}{}", strings[i], fill(extra)),
@@ -540,7 +653,7 @@ impl<'t> Renderer<'t> {
             2 => serde_json::Value::String(filler.to_string()),
             3 | 4 => {
                 let mut leaves = Choices::first(self.template);
-                set_leaves(element, i == 4, &mut leaves);
+                set_leaves(element, i == 4, TEXT_EMPTY, &mut leaves);
                 let mut out = String::new();
                 Renderer::new(self.template, &leaves).render(element, 0, &mut out);
                 return Some(out);
@@ -554,7 +667,18 @@ impl<'t> Renderer<'t> {
                     format!("{filler}{literal}")
                 })
             }
-            _ => self.scalar(element, i - TAILS - 2 * strings.len() + 1),
+            _ if i < TAILS + 2 * strings.len() + scalar_options(self.template) - 1 => {
+                self.scalar(element, i - TAILS - 2 * strings.len() + 1)
+            }
+            _ => {
+                let j = i + 1 - TAILS - 2 * strings.len() - scalar_options(self.template);
+                let exact = u8::try_from(TEXTS + LITERAL_TEXTS * j).unwrap_or(0);
+                let mut leaves = Choices::first(self.template);
+                set_leaves(element, false, exact, &mut leaves);
+                let mut out = String::new();
+                Renderer::new(self.template, &leaves).render(element, 0, &mut out);
+                return Some(out);
+            }
         };
         Some(value.to_string())
     }
@@ -998,8 +1122,9 @@ impl<'t> Renderer<'t> {
 }
 
 /// Every leaf below `slot` (a slot with no members, elements or values) made the empty string,
-/// or the number 0 when `zero`, where its kinds allow.
-fn set_leaves(slot: &Slot, zero: bool, choices: &mut Choices) {
+/// or the number 0 when `zero`, where its kinds allow; a string leaf takes the text option
+/// `text` (the empty string, a literal exactly).
+fn set_leaves(slot: &Slot, zero: bool, text: u8, choices: &mut Choices) {
     let leaf = slot.keys.is_empty()
         && slot.element.is_none()
         && slot.value.is_none()
@@ -1011,18 +1136,18 @@ fn set_leaves(slot: &Slot, zero: bool, choices: &mut Choices) {
             if zero {
                 choices.scalar[slot.id] = SCALAR_ZERO;
             } else {
-                choices.text[slot.id] = TEXT_EMPTY;
+                choices.text[slot.id] = text;
             }
         }
     }
     for (_, child) in &slot.keys {
-        set_leaves(child, zero, choices);
+        set_leaves(child, zero, text, choices);
     }
     for child in [&slot.element, &slot.value, &slot.member]
         .into_iter()
         .flatten()
     {
-        set_leaves(child, zero, choices);
+        set_leaves(child, zero, text, choices);
     }
 }
 

@@ -17,8 +17,9 @@ use super::plan::{Kind, Slot, Template};
 use super::render::{
     Choices, Renderer, SCALAR_LONGEST, SCALAR_ZERO, SPREAD_BALANCED, SPREAD_DISTINCT,
     SPREAD_LONG_KEYS, SPREAD_LOPSIDED, SPREAD_ONE, SPREAD_POINTER, SPREAD_SMALL, TEXT_DISTINCT,
-    TEXT_EMPTY, TEXT_KEY_FIRST, TEXT_KEY_LAST, TEXT_MEMBER_KEY, TEXT_QUOTES, scalar_options,
-    spread_options, tail_options, text_affixed, text_joined, text_of_literal, text_options,
+    TEXT_EMPTY, TEXT_KEY_FIRST, TEXT_KEY_LAST, TEXT_MEMBER_KEY, TEXT_QUOTES, part_length_options,
+    scalar_options, split_tails, spread_options, tail_options, text_affixed, text_joined,
+    text_of_literal, text_options, text_parts, text_separated,
 };
 use crate::cost::CostModel;
 use crate::eval::{EvalError, Event, Limits, ManualClock, Program, Stop};
@@ -485,6 +486,11 @@ fn strategies(first: &Choices, slots: &[&Slot], template: &Template) -> Vec<Choi
                 every(&|c, s| c.text[s.id] = text_joined(template, i, separator, spaced));
             }
         }
+        // Parts of filler as long as a length test asks, between separators: every part of
+        // the split passes `w.size() > 3`.
+        for length in 0..part_length_options(template) {
+            every(&|c, s| c.text[s.id] = text_parts(template, separator, length));
+        }
     }
     out
 }
@@ -500,6 +506,18 @@ fn tails(first: &Choices, slots: &[&Slot], template: &Template) -> Vec<Choices> 
     let mut out = Vec::new();
     if !template.quantified {
         return out;
+    }
+    // The same for the parts of a split: the separator repeated (every part empty, on which a
+    // conversion or a test of the content errors or does not decide the loop), then a last
+    // part that decides it (`"   …  0"` for `split(' ').all(w, int(w) > 0)`).
+    for separator in 0..template.separators.len() {
+        for tail in 0..split_tails(template).len() {
+            let mut c = first.clone();
+            for slot in slots {
+                c.text[slot.id] = text_separated(template, separator, tail);
+            }
+            out.push(c);
+        }
     }
     let containers: Vec<&Slot> = slots
         .iter()
@@ -519,6 +537,13 @@ fn tails(first: &Choices, slots: &[&Slot], template: &Template) -> Vec<Choices> 
         for container in &containers {
             least.spread[container.id] = 0;
             for element in [&container.element, &container.value].into_iter().flatten() {
+                // An element that is itself iterated, or holds under its keys one that is,
+                // stays a container (the inner list of nested loops, the object of
+                // `items.all(x, x.tags.all(…))`), filled as the loops over it have it.
+                if holds_container(element, &containers) {
+                    keep_containers(element, &containers, &mut least);
+                    continue;
+                }
                 let kind = if zero { Kind::Scalar } else { Kind::Str };
                 let Some(i) = element.kinds.iter().position(|k| *k == kind) else {
                     continue;
@@ -538,8 +563,57 @@ fn tails(first: &Choices, slots: &[&Slot], template: &Template) -> Vec<Choices> 
             }
             out.push(c);
         }
+        // Nested loops: the tail on one container only, every other one a single element
+        // taking everything. `m.all(k, v, v.all(x, x.size() > 2))` on `{"a": [0, 0, …, ""]}`
+        // visits every `0` of the one inner list (each an error the inner `all` goes on past)
+        // and the inner tail `""` ends both loops without the error; a tail on the outer map
+        // too would give it the value `""`, which the inner loop cannot iterate.
+        if containers.len() > 1 {
+            for one in &containers {
+                for tail in 1..tail_options(template) {
+                    let mut c = least.clone();
+                    for container in &containers {
+                        if container.id != one.id {
+                            c.spread[container.id] = SPREAD_ONE;
+                        }
+                    }
+                    c.tail[one.id] = u8::try_from(tail).unwrap_or(0);
+                    out.push(c);
+                }
+            }
+        }
     }
     out
+}
+
+/// Whether `slot` is one of `containers` or holds one under its constant keys.
+fn holds_container(slot: &Slot, containers: &[&Slot]) -> bool {
+    containers.iter().any(|c| c.id == slot.id)
+        || slot
+            .keys
+            .iter()
+            .any(|(_, c)| holds_container(c, containers))
+}
+
+/// Makes `slot`, and every slot on the way from it to the containers under its keys, a list or
+/// an object (an object when it has constant keys).
+fn keep_containers(slot: &Slot, containers: &[&Slot], choices: &mut Choices) {
+    if !holds_container(slot, containers) {
+        return;
+    }
+    let kind = if slot.keys.is_empty() {
+        slot.kinds
+            .iter()
+            .position(|k| matches!(k, Kind::List | Kind::Object))
+    } else {
+        slot.kinds.iter().position(|k| *k == Kind::Object)
+    };
+    if let Some(i) = kind {
+        choices.kind[slot.id] = i as u8;
+    }
+    for (_, child) in &slot.keys {
+        keep_containers(child, containers, choices);
+    }
 }
 
 /// Every slot of a template, indexed by id.
