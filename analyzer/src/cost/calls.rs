@@ -78,6 +78,10 @@ pub(crate) struct Literals {
     /// For `format` on a literal pattern: whether every clause is `%s` or `%d`
     /// ([`super::libraries::text_clauses_only`]).
     pub(crate) text_format: bool,
+    /// For `format` on a literal pattern and a list literal without optional elements (version
+    /// 6): the shapes of the elements its clauses may take, the first
+    /// [`super::libraries::consumed_args`] of them in order.
+    pub(crate) format_items: Option<Vec<Shape>>,
 }
 
 /// The cost of a call on top of its operands' costs.
@@ -101,6 +105,39 @@ pub(crate) fn call(
     if let ("or" | "orValue", [receiver, _]) = (function, operands) {
         min = receiver.min;
     }
+    // Only the elements the pattern's clauses take are formatted: price the formatting over a
+    // list of just those (the whole list's building is in its operand cost above).
+    let consumed;
+    let operands = match (&literals.format_items, operands) {
+        (Some(items), [pattern, args]) => {
+            let elem = items
+                .iter()
+                .cloned()
+                .reduce(Shape::union)
+                .unwrap_or(Shape::Scalar);
+            let list = Shape::List(Box::new(ListShape {
+                len: Poly::constant(items.len() as f64),
+                min_len: 0,
+                elem,
+                elem_var: None,
+                pieces: Vec::new(),
+            }));
+            consumed = [
+                Val {
+                    max: pattern.max.clone(),
+                    min: pattern.min,
+                    shape: pattern.shape.clone(),
+                },
+                Val {
+                    max: args.max.clone(),
+                    min: args.min,
+                    shape: list,
+                },
+            ];
+            &consumed[..]
+        }
+        _ => operands,
+    };
     let library = match (function, literals.numeric_format, operands) {
         // Version 4 bounded `%d`, `%f` and `%e` per clause; version 5 also `%b`, `%o`, `%x`.
         ("format", Some(clauses), [pattern, args])

@@ -100,6 +100,7 @@ pub fn estimate(checked: &Checked, env: &Env, options: &Options) -> Estimate {
         extra_passes: MAX_EXTRA_PASSES,
         nodes: vec![None; ast.len()],
         depth: 0,
+        last_list_items: None,
     };
     let root = ast.root();
     let val = walker.visit(root);
@@ -172,6 +173,9 @@ pub(crate) struct Walker<'a> {
     extra_passes: usize,
     nodes: Vec<Option<NodeCost>>,
     depth: u32,
+    /// The element shapes of the list literal visited last, in order (read by `format` on a
+    /// literal pattern, whose argument is visited last).
+    last_list_items: Option<Vec<Shape>>,
 }
 
 impl Walker<'_> {

@@ -571,6 +571,27 @@ pub(crate) fn text_clauses_only(pattern: &str) -> bool {
     true
 }
 
+/// The most arguments `format` with this pattern formats: the evaluator (`eval/format.rs`)
+/// reads the next argument for each `%` that does not start a `%%`, in order, never one past
+/// the last clause (it fails on a missing one, and ignores extra ones). Counting every such
+/// `%` counts at least the clauses the evaluator parses.
+pub(crate) fn consumed_args(pattern: &str) -> usize {
+    let bytes = pattern.as_bytes();
+    let mut count = 0;
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            if bytes.get(i + 1) == Some(&b'%') {
+                i += 2;
+                continue;
+            }
+            count += 1;
+        }
+        i += 1;
+    }
+    count
+}
+
 /// The clauses of a `format` pattern when none is `%s` ([`FormatClauses`]). `None` for a `%s`
 /// or an unknown clause, or a pattern that does not parse.
 pub(crate) fn numeric_clauses(pattern: &str) -> Option<FormatClauses> {

@@ -123,6 +123,14 @@ impl CostModel {
         self.version >= 6
     }
 
+    /// Whether `format` on a literal pattern and a list literal prices the formatting of only
+    /// the elements its clauses take, by position (version 6 on): the evaluator formats the
+    /// `i`-th clause with the `i`-th element and never reads the ones past the last clause
+    /// (docs/cost-model.md §2.1). The list is still built and its elements evaluated.
+    pub(crate) const fn formats_consumed_args(self) -> bool {
+        self.version >= 6
+    }
+
     /// The allocation charge of the container of a list a library function builds
     /// ([`table::ALLOC_PER_LIST`], version 4 on; earlier versions charged none).
     pub const fn list_alloc(self) -> u64 {

@@ -63,8 +63,27 @@ impl Walker<'_> {
         let qualified = crate::check::namespaced(ast, target, function);
         let target = if qualified.is_some() { None } else { target };
         let ids: Vec<NodeId> = target.iter().chain(args).copied().collect();
+        self.last_list_items = None;
         let operands: Vec<Val> = ids.iter().map(|&a| self.visit(a)).collect();
+        let list_items = self.last_list_items.take();
         let types: Vec<Type> = ids.iter().map(|&a| self.static_type(a).clone()).collect();
+        // `format` on a literal pattern and a list literal (no optional element, so positions
+        // are fixed) formats at most its first `consumed_args` elements (version 6).
+        let format_items = match (function, target.map(|t| ast.kind(t)), args) {
+            ("format", Some(ExprKind::Literal(Literal::String(pattern))), [list])
+                if self.model.formats_consumed_args()
+                    && matches!(
+                        ast.kind(*list),
+                        ExprKind::List { optional_indices, .. } if optional_indices.is_empty()
+                    ) =>
+            {
+                list_items.map(|mut items| {
+                    items.truncate(super::super::libraries::consumed_args(pattern));
+                    items
+                })
+            }
+            _ => None,
+        };
         let literals = calls::Literals {
             pattern: constant_pattern(ast, function, target, args),
             ints: args.iter().map(|&a| int_literal(ast, a)).collect(),
@@ -80,6 +99,7 @@ impl Walker<'_> {
                 }
                 _ => false,
             },
+            format_items,
         };
         let function = qualified.as_deref().unwrap_or(function);
         calls::call(self, function, &operands, &types, &literals)
@@ -111,10 +131,12 @@ impl Walker<'_> {
         let fixed = table::LIST_CREATE.saturating_add(self.model.alloc(table::alloc_list(n)));
         let mut val = Val::constant(fixed, Shape::Scalar);
         let mut elem: Option<Shape> = None;
+        let mut items_shapes = Vec::with_capacity(items.len());
         for &e in items {
             let v = self.visit(e);
             val.max = val.max.add(&v.max);
             val.min = val.min.saturating_add(v.min);
+            items_shapes.push(v.shape.clone());
             elem = Some(match elem {
                 None => v.shape,
                 Some(s) => s.union(v.shape),
@@ -128,6 +150,7 @@ impl Walker<'_> {
             elem_var: None,
             pieces: Vec::new(),
         }));
+        self.last_list_items = Some(items_shapes);
         val
     }
 
