@@ -684,4 +684,23 @@ fn format_sums_the_elements_its_clauses_take_by_position() {
             "",
         );
     }
+    // Two members of the attributes, and the text beside one: the pinned figures this moved.
+    let members = vec![
+        fill(|n| json!({ "a": "a".repeat(n), "b": 1e308, "n": 1e308 })),
+        fill(|n| json!({ "a": vec![1e308; n], "b": 1e308, "n": 1e308 })),
+        fill(|n| json!({ "a": vec![1e308; n / 2], "b": vec![1e308; n / 2], "n": 1 })),
+        fill(|n| json!({ "a": 1e308, "b": 1e308, "n": vec![1e308; n] })),
+        fill(|n| json!({ "s": "s".repeat(n), "n": 5e-324 })),
+    ];
+    for source in [
+        "'%s %.100f'.format([event.attributes.a, event.attributes.b]) == 'x'",
+        "'%s and %d'.format([event.text, event.attributes.n]) == 'x'",
+        "'%s and %s'.format([event.text, event.attributes.n]) == 'x'",
+        "'%e %x %o %b'.format([1.5, event.text, 8, 5]) == 'x'",
+        "'%x %X %b'.format([event.text, event.attributes.s, 3]) != ''",
+    ] {
+        for attributes in &members {
+            assert_sound(source, attributes, &text, "");
+        }
+    }
 }
