@@ -138,15 +138,24 @@ pub(crate) fn call(
         }
         _ => operands,
     };
+    // The text each consumed element formats to is bounded by position (each element on its
+    // own, summed), not as the count times the largest.
+    let items = literals.format_items.as_deref();
     let library = match (function, literals.numeric_format, operands) {
         // Version 4 bounded `%d`, `%f` and `%e` per clause; version 5 also `%b`, `%o`, `%x`.
         ("format", Some(clauses), [pattern, args])
             if w.model.tighter_bounds()
                 && (w.model.bounds_radix_clauses() || clauses.radix + clauses.hex == 0) =>
         {
-            Some(w.numeric_format(pattern, args, clauses))
+            Some(w.numeric_format(pattern, args, clauses, items))
         }
-        _ => w.library_call(function, operands, &literals.ints, literals.text_format),
+        _ => w.library_call(
+            function,
+            operands,
+            &literals.ints,
+            literals.text_format,
+            items,
+        ),
     };
     let (own, own_min, shape) = match library {
         Some(own) => own,

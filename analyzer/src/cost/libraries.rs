@@ -121,6 +121,7 @@ impl Walker<'_> {
         pattern: &Val,
         args: &Val,
         clauses: FormatClauses,
+        items: Option<&[Shape]>,
     ) -> Own {
         let Some(n) = pattern.shape.as_str() else {
             return unbounded();
@@ -131,9 +132,13 @@ impl Walker<'_> {
             .saturating_add(clauses.hex);
         let mut out = n.add_const(count.saturating_mul(FORMATTED_SCALAR_MAX) as f64);
         if clauses.hex > 0 {
-            let text = match self.list_of(&args.shape) {
-                Some(list) => self.sum_over(&list, &hex_text(&list.elem)),
-                None => Poly::constant(UNBOUNDED),
+            // The consumed elements by position (version 6): each its own hex text, summed.
+            let text = match (items, self.list_of(&args.shape)) {
+                (Some(items), _) => items
+                    .iter()
+                    .fold(Poly::zero(), |sum, item| sum.add(&hex_text(item))),
+                (None, Some(list)) => self.sum_over(&list, &hex_text(&list.elem)),
+                (None, None) => Poly::constant(UNBOUNDED),
             };
             out = out.add(&text);
         }
@@ -148,13 +153,14 @@ impl Walker<'_> {
         ops: &[Val],
         ints: &[Option<i64>],
         text_format: bool,
+        items: Option<&[Shape]>,
     ) -> Option<Own> {
         let own = match (function, ops) {
             (
                 "charAt" | "indexOf" | "lastIndexOf" | "lowerAscii" | "upperAscii" | "trim"
                 | "replace" | "split" | "substring" | "format",
                 _,
-            ) => self.string_call(function, ops, ints, text_format),
+            ) => self.string_call(function, ops, ints, text_format, items),
             ("reverse", [recv]) => self.reverse(recv),
             ("join", [list, ..]) => self.join(list, ops.get(1)),
             ("strings.quote", [s]) => {
@@ -222,6 +228,7 @@ impl Walker<'_> {
         ops: &[Val],
         ints: &[Option<i64>],
         text_format: bool,
+        items: Option<&[Shape]>,
     ) -> Own {
         let Some((s, args)) = ops.split_first() else {
             return unbounded();
@@ -279,7 +286,7 @@ impl Walker<'_> {
             "split" => self.split(s, &n, &arg_len(0), ints.get(1).copied().flatten()),
             "format" => {
                 let out = match args.first() {
-                    Some(list) => n.add(&self.format_args(&list.shape, text_format)),
+                    Some(list) => n.add(&self.format_args(&list.shape, text_format, items)),
                     None => n.clone(),
                 };
                 let cost = pass.add(&self.bytes_alloc(&out));
@@ -504,7 +511,14 @@ impl Walker<'_> {
     }
 
     /// The most text `format` appends for its argument list: each argument is used once.
-    fn format_args(&mut self, args: &Shape, text_format: bool) -> Poly {
+    /// `items`: the elements its clauses take, in order (version 6, a literal pattern and a
+    /// list literal), each bounded on its own and the bounds summed by position.
+    fn format_args(&mut self, args: &Shape, text_format: bool, items: Option<&[Shape]>) -> Poly {
+        if let Some(items) = items {
+            return items.iter().fold(Poly::zero(), |sum, item| {
+                sum.add(&format_bound(self, item, true, text_format))
+            });
+        }
         match self.list_of(args) {
             Some(list) => {
                 let per = format_bound(self, &list.elem, true, text_format);
