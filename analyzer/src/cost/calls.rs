@@ -82,6 +82,9 @@ pub(crate) struct Literals {
     /// 6): the shapes of the elements its clauses may take, the first
     /// [`super::libraries::consumed_args`] of them in order.
     pub(crate) format_items: Option<Vec<Shape>>,
+    /// For the same calls, when the evaluator parses every clause: each position's verb and
+    /// the exact text of a literal element ([`super::libraries::FormatPosition`]).
+    pub(crate) format_positions: Option<Vec<super::libraries::FormatPosition>>,
 }
 
 /// The cost of a call on top of its operands' costs.
@@ -141,7 +144,14 @@ pub(crate) fn call(
     // The text each consumed element formats to is bounded by position (each element on its
     // own, summed), not as the count times the largest.
     let items = literals.format_items.as_deref();
+    let by_position = match (&literals.format_positions, items, operands) {
+        (Some(positions), Some(items), [pattern, _]) if function == "format" => {
+            Some(w.format_by_position(pattern, items, positions))
+        }
+        _ => None,
+    };
     let library = match (function, literals.numeric_format, operands) {
+        _ if by_position.is_some() => by_position,
         // Version 4 bounded `%d`, `%f` and `%e` per clause; version 5 also `%b`, `%o`, `%x`.
         ("format", Some(clauses), [pattern, args])
             if w.model.tighter_bounds()

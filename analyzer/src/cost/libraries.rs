@@ -146,6 +146,31 @@ impl Walker<'_> {
         (cost, table::CALL, Shape::Str { max: out, min: 0 })
     }
 
+    /// `pattern.format([e₀, e₁, …])` on a literal pattern and a list literal (version 6): the
+    /// `i`-th clause formats `eᵢ` only, so each position is priced by its own verb and its own
+    /// element ([`clause_bound`]), or by the exact text of a literal element, and the bounds are
+    /// summed with the pattern's own text (docs/cost-model.md §2.1).
+    pub(crate) fn format_by_position(
+        &mut self,
+        pattern: &Val,
+        items: &[Shape],
+        positions: &[FormatPosition],
+    ) -> Own {
+        let Some(n) = pattern.shape.as_str() else {
+            return unbounded();
+        };
+        let mut out = n.clone();
+        for (item, position) in items.iter().zip(positions) {
+            let text = match position.exact {
+                Some(len) => constant(len),
+                None => clause_bound(self, position.verb, item),
+            };
+            out = out.add(&text);
+        }
+        let cost = sized(&traversal(&n)).add(&self.bytes_alloc(&out));
+        (cost, table::CALL, Shape::Str { max: out, min: 0 })
+    }
+
     /// The cost of an extension-library call, or `None` when `function` is not one.
     pub(crate) fn library_call(
         &mut self,
@@ -641,6 +666,160 @@ pub(crate) fn numeric_clauses(pattern: &str) -> Option<FormatClauses> {
         i += 1;
     }
     Some(clauses)
+}
+
+/// A clause of a `format` pattern by what it may write (version 6 prices each on its own).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Verb {
+    /// `%s`: the value's text.
+    Text,
+    /// `%d`: an int, uint or double as `%s` writes it; fails on anything else.
+    Decimal,
+    /// `%f`, `%e` (with or without a precision): a number's digits, at most
+    /// [`FORMATTED_SCALAR_MAX`] bytes.
+    Precise,
+    /// `%b`: a bool (one digit), an int or uint in binary.
+    Binary,
+    /// `%o`: an int or uint in octal.
+    Octal,
+    /// `%x`, `%X`: an int or uint in hex, a string or bytes as two digits per byte.
+    Hex,
+}
+
+/// What one position of a literal `format` call writes: its clause's verb, and the exact
+/// length of that text when the element is a literal whose text is known.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct FormatPosition {
+    pub(crate) verb: Verb,
+    pub(crate) exact: Option<u64>,
+}
+
+/// The clauses of a `format` pattern in order, parsed as the evaluator parses them
+/// (`eval/format.rs`): `%%` is text, an optional `.digits` precision of at most
+/// [`table::FORMAT_MAX_PRECISION`], then the verb. `None` if the evaluator would fail on a
+/// clause (the caller then keeps the bound that does not read verbs).
+pub(crate) fn clause_verbs(pattern: &str) -> Option<Vec<Verb>> {
+    let bytes = pattern.as_bytes();
+    let mut verbs = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] != b'%' {
+            i += 1;
+            continue;
+        }
+        i += 1;
+        if bytes.get(i) == Some(&b'%') {
+            i += 1;
+            continue;
+        }
+        if bytes.get(i) == Some(&b'.') {
+            i += 1;
+            let start = i;
+            while bytes.get(i).is_some_and(u8::is_ascii_digit) {
+                i += 1;
+            }
+            let precision: u64 = pattern[start..i].parse().ok()?;
+            if precision > table::FORMAT_MAX_PRECISION {
+                return None;
+            }
+        }
+        verbs.push(match bytes.get(i) {
+            Some(b's') => Verb::Text,
+            Some(b'd') => Verb::Decimal,
+            Some(b'f' | b'e') => Verb::Precise,
+            Some(b'b') => Verb::Binary,
+            Some(b'o') => Verb::Octal,
+            Some(b'x' | b'X') => Verb::Hex,
+            _ => return None,
+        });
+        i += 1;
+    }
+    Some(verbs)
+}
+
+/// The exact length of the text `verb` writes for a literal, when it is cheap to know: the
+/// decimal text of an int, uint or finite double for `%s` and `%d`, the digits of an int or
+/// uint for `%b`, `%o`, `%x` (with `-` before a negative int), a bool's text, and two hex
+/// digits per byte of a string or bytes literal for `%x`. `None` otherwise.
+pub(crate) fn literal_text(verb: Verb, literal: &crate::syntax::Literal) -> Option<u64> {
+    use crate::syntax::Literal;
+    let radix = |negative: bool, magnitude: u64| -> Option<u64> {
+        let digits = match verb {
+            Verb::Binary => format!("{magnitude:b}").len(),
+            Verb::Octal => format!("{magnitude:o}").len(),
+            Verb::Hex => format!("{magnitude:x}").len(),
+            _ => return None,
+        };
+        Some(digits as u64 + u64::from(negative))
+    };
+    match (verb, literal) {
+        (Verb::Text | Verb::Decimal, Literal::Int(i)) => Some(i.to_string().len() as u64),
+        (Verb::Text | Verb::Decimal, Literal::Uint(u)) => Some(u.to_string().len() as u64),
+        (Verb::Text | Verb::Decimal, Literal::Double(d)) if d.is_finite() => {
+            Some(format!("{d}").len() as u64)
+        }
+        (Verb::Text, Literal::Bool(b)) => Some(if *b { 4 } else { 5 }),
+        (Verb::Binary, Literal::Bool(_)) => Some(1),
+        (Verb::Binary | Verb::Octal | Verb::Hex, Literal::Int(i)) => {
+            radix(*i < 0, i.unsigned_abs())
+        }
+        (Verb::Binary | Verb::Octal | Verb::Hex, Literal::Uint(u)) => radix(false, *u),
+        (Verb::Hex, Literal::String(s)) => Some(2 * s.len() as u64),
+        (Verb::Hex, Literal::Bytes(b)) => Some(2 * b.len() as u64),
+        _ => None,
+    }
+}
+
+/// The longest text a clause writes for an int or uint (the only kinds `%o` takes, and with a
+/// bool and a double the only ones `%b` and `%d` take): `%d` at most
+/// [`FORMATTED_DOUBLE_MAX`] (a double; an int or uint is at most 20), `%b` 65 (`-` and 64
+/// digits of `i64::MIN`), `%o` 23 (`-` and 22 digits), `%x` 17 (`-` and 16 digits).
+const fn number_text_max(verb: Verb) -> u64 {
+    match verb {
+        Verb::Decimal => FORMATTED_DOUBLE_MAX,
+        Verb::Binary => 65,
+        Verb::Octal => 23,
+        Verb::Hex => 17,
+        Verb::Text | Verb::Precise => FORMATTED_SCALAR_MAX,
+    }
+}
+
+/// The most text one clause writes for an element of `shape` (version 6, by position): `%s`
+/// as [`format_bound`] bounds a value's text; `%f` and `%e` at most [`FORMATTED_SCALAR_MAX`];
+/// `%d`, `%b`, `%o` nothing for a string, bytes, list or map (they fail before they write) and
+/// at most [`number_text_max`] for anything else; `%x` two bytes per byte of a string or bytes
+/// and at most 17 for a number. A JSON value of the event may be any JSON kind; a key of an
+/// object is a string; the key a loop binds over a part that may be a list is such a key or an
+/// index (a non-negative int).
+fn clause_bound(w: &Walker<'_>, verb: Verb, shape: &Shape) -> Poly {
+    match verb {
+        Verb::Text => return format_bound(w, shape, true, true),
+        Verb::Precise => return constant(FORMATTED_SCALAR_MAX),
+        _ => {}
+    }
+    let number = constant(number_text_max(verb));
+    let hex = verb == Verb::Hex;
+    let mut out = Poly::zero();
+    for alt in shape.alternatives() {
+        let bound = match alt {
+            Shape::Str { max, .. } if hex => max.scale(2.0),
+            Shape::Str { .. } | Shape::List(_) | Shape::Map(_) => Poly::zero(),
+            Shape::Json(v) if w.parts.is_object_key(*v) => {
+                if hex {
+                    Poly::var(*v, 2.0)
+                } else {
+                    Poly::zero()
+                }
+            }
+            Shape::Json(v) if hex => Poly::var(*v, 2.0).add(&number),
+            Shape::Object(..) | Shape::Unknown | Shape::Union(_) if hex => {
+                Poly::constant(UNBOUNDED)
+            }
+            _ => number.clone(),
+        };
+        out = out.max(&bound);
+    }
+    out
 }
 
 /// The most hex text `%x` writes for a value of `shape` beyond [`FORMATTED_SCALAR_MAX`]: two

@@ -84,6 +84,33 @@ impl Walker<'_> {
             }
             _ => None,
         };
+        // Each position's verb, and the exact text of a literal element (version 6).
+        let format_positions = match (function, target.map(|t| ast.kind(t)), args) {
+            ("format", Some(ExprKind::Literal(Literal::String(pattern))), [list])
+                if format_items.is_some() =>
+            {
+                match ast.kind(*list) {
+                    ExprKind::List { items, .. } => super::super::libraries::clause_verbs(pattern)
+                        .map(|verbs| {
+                            verbs
+                                .iter()
+                                .zip(items)
+                                .map(|(&verb, &item)| super::super::libraries::FormatPosition {
+                                    verb,
+                                    exact: match ast.kind(item) {
+                                        ExprKind::Literal(l) => {
+                                            super::super::libraries::literal_text(verb, l)
+                                        }
+                                        _ => None,
+                                    },
+                                })
+                                .collect()
+                        }),
+                    _ => None,
+                }
+            }
+            _ => None,
+        };
         let literals = calls::Literals {
             pattern: constant_pattern(ast, function, target, args),
             ints: args.iter().map(|&a| int_literal(ast, a)).collect(),
@@ -100,6 +127,7 @@ impl Walker<'_> {
                 _ => false,
             },
             format_items,
+            format_positions,
         };
         let function = qualified.as_deref().unwrap_or(function);
         calls::call(self, function, &operands, &types, &literals)
