@@ -52,6 +52,17 @@ fn fill(make: impl Fn(usize) -> Value) -> Value {
     make(n)
 }
 
+/// The fullest attributes of an object `m` of entries whose keys are `key` digits long and a
+/// list `l`, every value `value`.
+fn entries(key: usize, value: Value) -> Value {
+    fill(move |n| {
+        let map: serde_json::Map<String, Value> = (0..n)
+            .map(|i| (format!("{i:0>key$}"), value.clone()))
+            .collect();
+        json!({ "m": map, "l": vec![value.clone(); n] })
+    })
+}
+
 /// Rule: a host object is a map from its field names to their values, so iterating `event`
 /// visits seven keys (it was priced as zero iterations).
 #[test]
@@ -553,14 +564,6 @@ fn sort_counts_and_its_longest_element_share_the_list() {
 /// version 5) against 97,102 metered on a list of zeros (whose index `k` is).
 #[test]
 fn format_formats_only_the_arguments_its_clauses_take() {
-    let entries = |key: usize, value: Value| {
-        fill(move |n| {
-            let map: serde_json::Map<String, Value> = (0..n)
-                .map(|i| (format!("{i:0>key$}"), value.clone()))
-                .collect();
-            json!({ "m": map, "l": vec![value.clone(); n] })
-        })
-    };
     let one = |key: bool, value: Value| {
         fill(move |n| {
             let long = "k".repeat(n);
@@ -612,14 +615,6 @@ fn format_formats_only_the_arguments_its_clauses_take() {
 /// not twice it (1,371,159 refused before).
 #[test]
 fn format_sums_the_elements_its_clauses_take_by_position() {
-    let entries = |key: usize, value: Value| {
-        fill(move |n| {
-            let map: serde_json::Map<String, Value> = (0..n)
-                .map(|i| (format!("{i:0>key$}"), value.clone()))
-                .collect();
-            json!({ "m": map, "l": vec![value.clone(); n] })
-        })
-    };
     // One entry whose key takes `share` parts in ten of its bytes and the value the rest.
     let split = |share: usize, value: fn(String) -> Value| {
         fill(move |n| {
@@ -713,14 +708,6 @@ fn format_sums_the_elements_its_clauses_take_by_position() {
 /// (`'%x'.format([k, v])` 1,788,645 against 93,848 metered).
 #[test]
 fn format_prices_each_clause_by_its_verb_and_element() {
-    let entries = |key: usize, value: Value| {
-        fill(move |n| {
-            let map: serde_json::Map<String, Value> = (0..n)
-                .map(|i| (format!("{i:0>key$}"), value.clone()))
-                .collect();
-            json!({ "m": map, "l": vec![value.clone(); n] })
-        })
-    };
     let one = |key: usize, value: fn(usize) -> Value| {
         fill(move |n| {
             let k = "k".repeat(n * key / 10 + 1);
