@@ -110,6 +110,10 @@ const SPREADS: [Spread; 12] = [
     Spread::Balanced,
 ];
 
+/// The largest constant index a list is written out to: a filter reading `l[100000]` gets a
+/// list that ends before it (its read fails as on any shorter list).
+const MAX_INDEX: i64 = 1024;
+
 /// Number of scalar choices besides the literals.
 const SCALARS: usize = 10;
 /// The scalar option of the number 0.
@@ -491,7 +495,12 @@ impl<'t> Renderer<'t> {
                 }
             }
             Kind::List => {
-                for child in [&slot.element, &slot.member].into_iter().flatten() {
+                for child in [&slot.element, &slot.member]
+                    .into_iter()
+                    .flatten()
+                    .map(Box::as_ref)
+                    .chain(slot.at.iter().map(|(_, c)| c))
+                {
                     self.active(child, out);
                 }
             }
@@ -707,6 +716,10 @@ impl<'t> Renderer<'t> {
     /// The elements of a list within `budget` bytes (commas between them included).
     fn list_items(&self, slot: &Slot, budget: u64, first: &mut bool, out: &mut String) {
         let spread = self.spread(slot);
+        if !slot.at.is_empty() {
+            self.indexed(slot, spread, budget, first, out);
+            return;
+        }
         let mut budget = budget;
         let heavy = slot
             .member
@@ -765,6 +778,82 @@ impl<'t> Renderer<'t> {
             return;
         };
         self.repeat(element, spread, budget, first, out);
+    }
+
+    /// The elements of a list read at constant indices (`l[0]`, `l[1]`): every element up to
+    /// the largest index (at most [`MAX_INDEX`]) is written whatever the budget (they are part
+    /// of the list's least size), each indexed one from its own slot and the others as small as
+    /// the list's element can be (`0` when nothing iterates the list). The indexed slots that
+    /// grow share `budget` as members under constant keys share an object's (by the worst
+    /// monomial's weights, else evenly; with the spread `One` all to the last index, with
+    /// `Lopsided` all to the first, with `Two` or `Balanced` evenly), and a list that is also iterated gives its element's
+    /// copies, after them, a share by the element's weight.
+    fn indexed(
+        &self,
+        slot: &Slot,
+        spread: Spread,
+        budget: u64,
+        first: &mut bool,
+        out: &mut String,
+    ) {
+        let at: Vec<&(i64, Slot)> = slot
+            .at
+            .iter()
+            .filter(|(i, _)| (0..=MAX_INDEX).contains(i))
+            .collect();
+        let mut growers: Vec<(usize, f64)> = at
+            .iter()
+            .enumerate()
+            .filter(|(_, (_, c))| self.growable(c))
+            .map(|(k, (_, c))| (k, c.weight))
+            .collect();
+        match spread {
+            Spread::One => growers = growers.split_off(growers.len().saturating_sub(1)),
+            Spread::Lopsided => growers.truncate(1),
+            Spread::Two | Spread::Balanced => growers.iter_mut().for_each(|(_, w)| *w = 1.0),
+            _ => {}
+        }
+        let rest = at.len();
+        if let Some(element) = &slot.element {
+            growers.push((rest, element.weight));
+        }
+        let shares = self.shares(&growers, budget, false);
+        let share = |k: usize| shares.iter().find(|(j, _)| *j == k).map_or(0, |(_, s)| *s);
+        let small = match &slot.element {
+            Some(element) => {
+                let mut one = String::new();
+                self.render(element, 0, &mut one);
+                one
+            }
+            None => "0".to_owned(),
+        };
+        let last = at.iter().map(|(i, _)| *i).max().unwrap_or(-1);
+        for i in 0..=last {
+            if !*first {
+                out.push(',');
+            }
+            *first = false;
+            match at.iter().position(|(j, _)| *j == i) {
+                Some(k) => self.render(&at[k].1, share(k), out),
+                None => out.push_str(&small),
+            }
+        }
+        if let Some(element) = &slot.element {
+            let left = share(rest);
+            // Each copy after the indexed elements takes a comma more.
+            let budget = if *first { left } else { left.saturating_sub(1) };
+            if !*first && left > 0 {
+                let mut items = String::new();
+                let mut fresh = true;
+                self.repeat(element, spread, budget, &mut fresh, &mut items);
+                if !items.is_empty() {
+                    out.push(',');
+                    out.push_str(&items);
+                }
+            } else {
+                self.repeat(element, spread, budget, first, out);
+            }
+        }
     }
 
     /// Renders copies of `element` spread over `budget` bytes (commas included): `n` copies of
@@ -1128,7 +1217,8 @@ fn set_leaves(slot: &Slot, zero: bool, text: u8, choices: &mut Choices) {
     let leaf = slot.keys.is_empty()
         && slot.element.is_none()
         && slot.value.is_none()
-        && slot.member.is_none();
+        && slot.member.is_none()
+        && slot.at.is_empty();
     if leaf {
         let kind = if zero { Kind::Scalar } else { Kind::Str };
         if let Some(i) = slot.kinds.iter().position(|k| *k == kind) {
@@ -1146,6 +1236,8 @@ fn set_leaves(slot: &Slot, zero: bool, text: u8, choices: &mut Choices) {
     for child in [&slot.element, &slot.value, &slot.member]
         .into_iter()
         .flatten()
+        .map(Box::as_ref)
+        .chain(slot.at.iter().map(|(_, c)| c))
     {
         set_leaves(child, zero, text, choices);
     }

@@ -425,7 +425,8 @@ fn strategies(first: &Choices, slots: &[&Slot], template: &Template) -> Vec<Choi
         let leaf = slot.keys.is_empty()
             && slot.element.is_none()
             && slot.value.is_none()
-            && slot.member.is_none();
+            && slot.member.is_none()
+            && slot.at.is_empty();
         if let (true, Some(i)) = (leaf, slot.kinds.iter().position(|k| *k == Kind::Str)) {
             leaves.kind[slot.id] = i as u8;
         }
@@ -626,6 +627,8 @@ fn flatten(template: &Template) -> Vec<&Slot> {
         for child in [&slot.element, &slot.value, &slot.member]
             .into_iter()
             .flatten()
+            .map(Box::as_ref)
+            .chain(slot.at.iter().map(|(_, c)| c))
         {
             walk(child, out);
         }
