@@ -110,9 +110,11 @@ const SPREADS: [Spread; 12] = [
     Spread::Balanced,
 ];
 
-/// The largest constant index a list is written out to: a filter reading `l[100000]` gets a
-/// list that ends before it (its read fails as on any shorter list).
-const MAX_INDEX: i64 = 1024;
+/// How many bytes the elements a list holds before its largest constant index may take (with
+/// their commas): a filter reading `l[100000]` gets a list that ends before it (its read fails
+/// as on any shorter list), and one reading `l[1000]` of a list of objects gets one that fits
+/// the attributes' bound. Elements `0` reach index 1,024.
+const MAX_BEFORE_INDEX: u64 = 2048;
 
 /// Number of scalar choices besides the literals.
 const SCALARS: usize = 10;
@@ -781,7 +783,8 @@ impl<'t> Renderer<'t> {
     }
 
     /// The elements of a list read at constant indices (`l[0]`, `l[1]`): every element up to
-    /// the largest index (at most [`MAX_INDEX`]) is written whatever the budget (they are part
+    /// the largest index (the elements before it within [`MAX_BEFORE_INDEX`] bytes) is written
+    /// whatever the budget (they are part
     /// of the list's least size), each indexed one from its own slot and the others as small as
     /// the list's element can be (`0` when nothing iterates the list). The indexed slots that
     /// grow share `budget` as members under constant keys share an object's (by the worst
@@ -796,10 +799,19 @@ impl<'t> Renderer<'t> {
         first: &mut bool,
         out: &mut String,
     ) {
+        let small = match &slot.element {
+            Some(element) => {
+                let mut one = String::new();
+                self.render(element, 0, &mut one);
+                one
+            }
+            None => "0".to_owned(),
+        };
+        let before = |i: i64| u64::try_from(i).map(|i| i.saturating_mul(small.len() as u64 + 1));
         let at: Vec<&(i64, Slot)> = slot
             .at
             .iter()
-            .filter(|(i, _)| (0..=MAX_INDEX).contains(i))
+            .filter(|(i, _)| before(*i).is_ok_and(|b| b <= MAX_BEFORE_INDEX))
             .collect();
         let mut growers: Vec<(usize, f64)> = at
             .iter()
@@ -819,14 +831,6 @@ impl<'t> Renderer<'t> {
         }
         let shares = self.shares(&growers, budget, false);
         let share = |k: usize| shares.iter().find(|(j, _)| *j == k).map_or(0, |(_, s)| *s);
-        let small = match &slot.element {
-            Some(element) => {
-                let mut one = String::new();
-                self.render(element, 0, &mut one);
-                one
-            }
-            None => "0".to_owned(),
-        };
         let last = at.iter().map(|(i, _)| *i).max().unwrap_or(-1);
         for i in 0..=last {
             if !*first {
@@ -1308,6 +1312,46 @@ mod tests {
                             );
                         }
                     }
+                }
+            }
+        }
+    }
+
+    /// A list read at constant indices writes every element up to the largest index whatever
+    /// its budget, so that part of its least size is capped: elements before a large index that
+    /// would not fit the attributes' bound (objects before `a[1000]`) are not written. Every
+    /// kind and spread, on every slot at once, renders an event the reader accepts.
+    #[test]
+    fn lists_indexed_by_constants_stay_within_the_bounds() {
+        let options = Options::default();
+        for source in [
+            "event.attributes.a[0].contains(event.attributes.a[1])",
+            "event.attributes.a[3].x.contains(event.attributes.a[1])",
+            "event.attributes.a.all(e, e.x.size() > 0) && event.attributes.a[1000].x == ''",
+            "event.attributes.a[4000] == 0 && event.attributes.a[1000].size() > 0",
+        ] {
+            let checked = compile(source, &Env::filter(), &options).expect("compiles");
+            let estimate = cost::estimate(&checked, &Env::filter(), &options);
+            let template = plan::template(&estimate.derivation, &checked.ast);
+            assert!(!template.attributes.keys[0].1.at.is_empty(), "{source}");
+            let n = template.slots;
+            for kind in 0..4u8 {
+                for spread in 0..spread_options(&template) {
+                    let choices = Choices {
+                        kind: vec![kind; n],
+                        text: vec![0; n],
+                        scalar: vec![0; n],
+                        spread: vec![u8::try_from(spread).expect("few"); n],
+                        tail: vec![0; n],
+                        split: 0,
+                    };
+                    let event = Renderer::new(&template, &choices).event(&options.bounds);
+                    let read = Event::from_json(&event, &options.bounds);
+                    assert!(
+                        read.is_ok(),
+                        "{source}: {choices:?} renders {read:?}: {}",
+                        &event[..event.len().min(200)]
+                    );
                 }
             }
         }
