@@ -514,6 +514,20 @@ fn lists_indexed_by_constants_reach_hand_built_events() {
         "",
         &serde_json::json!({ "a": [{ "x": member }, { "y": member }] }),
     );
+    // A list of zeros after one of zeros: what `a[0] in a` compares with every element.
+    let list_then_zeros = event(
+        "",
+        &serde_json::json!({ "a": std::iter::once(serde_json::json!(vec![0; 2040]))
+            .chain(std::iter::repeat_n(serde_json::json!(0), 2040))
+            .collect::<Vec<_>>() }),
+    );
+    // Zeros `size()` errors on, then `""`, which ends the `all` (and the `&&`) without it.
+    let zeros_then_empty = event(
+        "",
+        &serde_json::json!({ "a": std::iter::repeat_n(serde_json::json!(0), 4090)
+            .chain([serde_json::json!("")])
+            .collect::<Vec<_>>() }),
+    );
     let mut missed = Vec::new();
     for (source, by_hand) in [
         (
@@ -537,6 +551,15 @@ fn lists_indexed_by_constants_reach_hand_built_events() {
         (
             "event.attributes.a[0].x.contains(event.attributes.a[1].y)",
             &members,
+        ),
+        // Lists also read whole or iterated: as main's witnesses reached (10,236 and 20,465).
+        (
+            "event.attributes.a[0] in event.attributes.a",
+            &list_then_zeros,
+        ),
+        (
+            "event.attributes.a.all(x, x.size() > 1) && event.attributes.a[0].startsWith('y')",
+            &zeros_then_empty,
         ),
     ] {
         let Replay::Done(hand) = replay_event(source, by_hand) else {

@@ -789,7 +789,9 @@ impl<'t> Renderer<'t> {
     /// the list's element can be (`0` when nothing iterates the list). The indexed slots that
     /// grow share `budget` as members under constant keys share an object's (by the worst
     /// monomial's weights, else evenly; with the spread `One` all to the last index, with
-    /// `Lopsided` all to the first, with `Two` or `Balanced` evenly), and a list that is also iterated gives its element's
+    /// `Lopsided` all to the first, with `Two` or `Balanced` evenly; with `Distinct` and no
+    /// element slot, half the bytes, the rest to more elements after them, the slot's scalar),
+    /// and a list that is also iterated gives its element's
     /// copies, after them, a share by the element's weight.
     fn indexed(
         &self,
@@ -825,11 +827,16 @@ impl<'t> Renderer<'t> {
             Spread::Two | Spread::Balanced => growers.iter_mut().for_each(|(_, w)| *w = 1.0),
             _ => {}
         }
+        // Nothing iterates the list, but a function of the whole may read all its elements
+        // (`a[0] in a`): with `Distinct`, the indexed ones share half the bytes and as many of
+        // the slot's scalar as fit follow them.
+        let trailing = slot.element.is_none() && spread == Spread::Distinct;
+        let budget_at = if trailing { budget / 2 } else { budget };
         let rest = at.len();
         if let Some(element) = &slot.element {
             growers.push((rest, element.weight));
         }
-        let shares = self.shares(&growers, budget, false);
+        let shares = self.shares(&growers, budget_at, false);
         let share = |k: usize| shares.iter().find(|(j, _)| *j == k).map_or(0, |(_, s)| *s);
         let last = at.iter().map(|(i, _)| *i).max().unwrap_or(-1);
         for i in 0..=last {
@@ -840,6 +847,15 @@ impl<'t> Renderer<'t> {
             match at.iter().position(|(j, _)| *j == i) {
                 Some(k) => self.render(&at[k].1, share(k), out),
                 None => out.push_str(&small),
+            }
+        }
+        if trailing {
+            let one = self.opaque_scalar(slot);
+            let mut left = budget.saturating_sub(shares.iter().map(|(_, s)| s).sum());
+            while left > one.len() as u64 {
+                out.push(',');
+                out.push_str(&one);
+                left -= one.len() as u64 + 1;
             }
         }
         if let Some(element) = &slot.element {

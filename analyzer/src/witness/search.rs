@@ -537,7 +537,13 @@ fn tails(first: &Choices, slots: &[&Slot], template: &Template) -> Vec<Choices> 
         let mut least = first.clone();
         for container in &containers {
             least.spread[container.id] = 0;
-            for element in [&container.element, &container.value].into_iter().flatten() {
+            // The elements at constant indices are elements the loop visits too: as small.
+            for element in [&container.element, &container.value]
+                .into_iter()
+                .flatten()
+                .map(Box::as_ref)
+                .chain(container.at.iter().map(|(_, c)| c))
+            {
                 // An element that is itself iterated, or holds under its keys one that is,
                 // stays a container (the inner list of nested loops, the object of
                 // `items.all(x, x.tags.all(…))`), filled as the loops over it have it.
