@@ -492,3 +492,92 @@ fn split_parts_literal_tails_and_nested_loops_reach_hand_built_events() {
     }
     assert!(missed.is_empty(), "{}", missed.join("\n"));
 }
+
+/// Issue 33 item 3, lists read at constant indices (cost model 6, `PartKind::At`): `a[0]` and
+/// `a[1]` are different elements sharing the list's bytes, so the witness writes each from a
+/// slot of its own (a string where a string operation reads it), the bytes shared between
+/// them. On main `a` was a list of zeros: `a[0].contains(a[1])` failed with no matching
+/// overload (cost 8 of an estimated 168,354, where two runs of about 4,090 bytes cost
+/// 167,289), `a[0] + a[1] == 'x'` cost 10 of 9,017, and `a[0].x.contains(a[1].y)` failed
+/// with "type int does not support field selection". The witness runs without an error and
+/// reaches the hand-built event (two runs of one character sharing the attributes' bytes,
+/// metered here) or half the estimate, whichever is less.
+#[test]
+fn lists_indexed_by_constants_reach_hand_built_events() {
+    // `{"a":["…","…"]}` within the attributes' bound (8 KiB).
+    let run = "a".repeat((8192 - r#"{"a":["",""]}"#.len()) / 2);
+    let two_runs = event("", &serde_json::json!({ "a": [run, run] }));
+    let skip = "a".repeat((8192 - r#"{"a":["",0,""]}"#.len()) / 2);
+    let runs_around_zero = event("", &serde_json::json!({ "a": [skip, 0, skip] }));
+    let member = "a".repeat((8192 - r#"{"a":[{"x":""},{"y":""}]}"#.len()) / 2);
+    let members = event(
+        "",
+        &serde_json::json!({ "a": [{ "x": member }, { "y": member }] }),
+    );
+    // A list of zeros after one of zeros: what `a[0] in a` compares with every element.
+    let list_then_zeros = event(
+        "",
+        &serde_json::json!({ "a": std::iter::once(serde_json::json!(vec![0; 2040]))
+            .chain(std::iter::repeat_n(serde_json::json!(0), 2040))
+            .collect::<Vec<_>>() }),
+    );
+    // Zeros `size()` errors on, then `""`, which ends the `all` (and the `&&`) without it.
+    let zeros_then_empty = event(
+        "",
+        &serde_json::json!({ "a": std::iter::repeat_n(serde_json::json!(0), 4090)
+            .chain([serde_json::json!("")])
+            .collect::<Vec<_>>() }),
+    );
+    let mut missed = Vec::new();
+    for (source, by_hand) in [
+        (
+            "event.attributes.a[0].contains(event.attributes.a[1])",
+            &two_runs,
+        ),
+        (
+            "event.attributes.a[0] + event.attributes.a[1] == 'x'",
+            &two_runs,
+        ),
+        ("event.attributes.a[0] == event.attributes.a[1]", &two_runs),
+        (
+            "event.attributes.a[1].startsWith(event.attributes.a[0])",
+            &two_runs,
+        ),
+        // An element before the largest index that nothing reads, and indexed objects.
+        (
+            "event.attributes.a[2].contains(event.attributes.a[0])",
+            &runs_around_zero,
+        ),
+        (
+            "event.attributes.a[0].x.contains(event.attributes.a[1].y)",
+            &members,
+        ),
+        // Lists also read whole or iterated: as main's witnesses reached (10,236 and 20,465).
+        (
+            "event.attributes.a[0] in event.attributes.a",
+            &list_then_zeros,
+        ),
+        (
+            "event.attributes.a.all(x, x.size() > 1) && event.attributes.a[0].startsWith('y')",
+            &zeros_then_empty,
+        ),
+    ] {
+        let Replay::Done(hand) = replay_event(source, by_hand) else {
+            panic!("{source}: the hand-built event does not run");
+        };
+        let (verdict, max, w) = witness(source);
+        assert_eq!(verdict, Verdict::Accepted, "{source}");
+        assert!(hand <= max && w.cost <= max, "{source}: above the estimate");
+        let replayed = replay(source, &w);
+        let goal = hand.min(max / 2);
+        if w.failure.is_some() || replayed != Replay::Done(w.cost) || w.cost < goal {
+            let head: String = w.event.chars().take(160).collect();
+            missed.push(format!(
+                "{source}: the witness {head}… replays as {replayed:?} (failure {:?}), costing {} \
+                 where a hand-built event costs {hand} (estimate {max})",
+                w.failure, w.cost
+            ));
+        }
+    }
+    assert!(missed.is_empty(), "{}", missed.join("\n"));
+}

@@ -49,6 +49,9 @@ pub(crate) struct Slot {
     pub(crate) value: Option<Box<Slot>>,
     /// A member reached by a key or index computed at run time.
     pub(crate) member: Option<Box<Slot>>,
+    /// The elements of a list at constant indices (`l[0]`, `l[1]`), by index: each a slot of
+    /// its own, sharing the list's bytes.
+    pub(crate) at: Vec<(i64, Slot)>,
     /// How much of the worst-case monomial's degree lies inside this slot: the share of a
     /// shared budget the worst case gives it (AM-GM).
     pub(crate) weight: f64,
@@ -156,6 +159,8 @@ fn collect_keys<'s>(slot: &'s Slot, out: &mut Vec<&'s str>) {
     for child in [&slot.element, &slot.value, &slot.member]
         .into_iter()
         .flatten()
+        .map(Box::as_ref)
+        .chain(slot.at.iter().map(|(_, c)| c))
     {
         collect_keys(child, out);
     }
@@ -177,6 +182,7 @@ impl Builder<'_> {
         self.next += 1;
         let mut uses = Uses::NONE;
         let mut keys: BTreeMap<String, Vec<Var>> = BTreeMap::new();
+        let mut ats: BTreeMap<i64, Vec<Var>> = BTreeMap::new();
         let (mut elements, mut members, mut values) = (Vec::new(), Vec::new(), Vec::new());
         let mut object = false;
         for &v in vars {
@@ -196,8 +202,10 @@ impl Builder<'_> {
                                 .filter(|&g| self.parts[g as usize].kind == PartKind::Value),
                         );
                     }
-                    // An element at a constant index is written as any member is.
-                    PartKind::Member | PartKind::At(_) => members.push(c),
+                    PartKind::Member => members.push(c),
+                    // An element at a constant index is a slot of its own, as a member under a
+                    // constant key is.
+                    PartKind::At(i) => ats.entry(*i).or_default().push(c),
                     PartKind::Value | PartKind::Root | PartKind::Index | PartKind::Item => {}
                 }
             }
@@ -206,6 +214,10 @@ impl Builder<'_> {
         let keys: Vec<(String, Slot)> = keys
             .into_iter()
             .map(|(k, vs)| (k, self.group(&vs, None)))
+            .collect();
+        let at: Vec<(i64, Slot)> = ats
+            .into_iter()
+            .map(|(i, vs)| (i, self.group(&vs, None)))
             .collect();
         let element = (!elements.is_empty()).then(|| Box::new(self.group(&elements, None)));
         let value = if values.is_empty() {
@@ -231,7 +243,7 @@ impl Builder<'_> {
                 // A value part says the range is an object; the slot made for a two-variable
                 // loop's value does not (the loop may range over a list).
                 !keys.is_empty() || !values.is_empty() || object,
-                element.is_some(),
+                element.is_some() || !at.is_empty(),
                 member.is_some(),
             ),
         };
@@ -243,6 +255,7 @@ impl Builder<'_> {
             element,
             value,
             member,
+            at,
             weight,
         }
     }

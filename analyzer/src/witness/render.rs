@@ -110,6 +110,12 @@ const SPREADS: [Spread; 12] = [
     Spread::Balanced,
 ];
 
+/// How many bytes the elements a list holds before its largest constant index may take (with
+/// their commas): a filter reading `l[100000]` gets a list that ends before it (its read fails
+/// as on any shorter list), and one reading `l[1000]` of a list of objects gets one that fits
+/// the attributes' bound. Elements `0` reach index 1,024.
+const MAX_BEFORE_INDEX: u64 = 2048;
+
 /// Number of scalar choices besides the literals.
 const SCALARS: usize = 10;
 /// The scalar option of the number 0.
@@ -491,7 +497,12 @@ impl<'t> Renderer<'t> {
                 }
             }
             Kind::List => {
-                for child in [&slot.element, &slot.member].into_iter().flatten() {
+                for child in [&slot.element, &slot.member]
+                    .into_iter()
+                    .flatten()
+                    .map(Box::as_ref)
+                    .chain(slot.at.iter().map(|(_, c)| c))
+                {
                     self.active(child, out);
                 }
             }
@@ -707,6 +718,10 @@ impl<'t> Renderer<'t> {
     /// The elements of a list within `budget` bytes (commas between them included).
     fn list_items(&self, slot: &Slot, budget: u64, first: &mut bool, out: &mut String) {
         let spread = self.spread(slot);
+        if !slot.at.is_empty() {
+            self.indexed(slot, spread, budget, first, out);
+            return;
+        }
         let mut budget = budget;
         let heavy = slot
             .member
@@ -765,6 +780,100 @@ impl<'t> Renderer<'t> {
             return;
         };
         self.repeat(element, spread, budget, first, out);
+    }
+
+    /// The elements of a list read at constant indices (`l[0]`, `l[1]`): every element up to
+    /// the largest index (the elements before it within [`MAX_BEFORE_INDEX`] bytes) is written
+    /// whatever the budget (they are part
+    /// of the list's least size), each indexed one from its own slot and the others as small as
+    /// the list's element can be (`0` when nothing iterates the list). The indexed slots that
+    /// grow share `budget` as members under constant keys share an object's (by the worst
+    /// monomial's weights, else evenly; with the spread `One` all to the last index, with
+    /// `Lopsided` all to the first, with `Two` or `Balanced` evenly; with `Distinct` and no
+    /// element slot, half the bytes, the rest to more elements after them, the slot's scalar),
+    /// and a list that is also iterated gives its element's
+    /// copies, after them, a share by the element's weight.
+    fn indexed(
+        &self,
+        slot: &Slot,
+        spread: Spread,
+        budget: u64,
+        first: &mut bool,
+        out: &mut String,
+    ) {
+        let small = match &slot.element {
+            Some(element) => {
+                let mut one = String::new();
+                self.render(element, 0, &mut one);
+                one
+            }
+            None => "0".to_owned(),
+        };
+        let before = |i: i64| u64::try_from(i).map(|i| i.saturating_mul(small.len() as u64 + 1));
+        let at: Vec<&(i64, Slot)> = slot
+            .at
+            .iter()
+            .filter(|(i, _)| before(*i).is_ok_and(|b| b <= MAX_BEFORE_INDEX))
+            .collect();
+        let mut growers: Vec<(usize, f64)> = at
+            .iter()
+            .enumerate()
+            .filter(|(_, (_, c))| self.growable(c))
+            .map(|(k, (_, c))| (k, c.weight))
+            .collect();
+        match spread {
+            Spread::One => growers = growers.split_off(growers.len().saturating_sub(1)),
+            Spread::Lopsided => growers.truncate(1),
+            Spread::Two | Spread::Balanced => growers.iter_mut().for_each(|(_, w)| *w = 1.0),
+            _ => {}
+        }
+        // Nothing iterates the list, but a function of the whole may read all its elements
+        // (`a[0] in a`): with `Distinct`, the indexed ones share half the bytes and as many of
+        // the slot's scalar as fit follow them.
+        let trailing = slot.element.is_none() && spread == Spread::Distinct;
+        let budget_at = if trailing { budget / 2 } else { budget };
+        let rest = at.len();
+        if let Some(element) = &slot.element {
+            growers.push((rest, element.weight));
+        }
+        let shares = self.shares(&growers, budget_at, false);
+        let share = |k: usize| shares.iter().find(|(j, _)| *j == k).map_or(0, |(_, s)| *s);
+        let last = at.iter().map(|(i, _)| *i).max().unwrap_or(-1);
+        for i in 0..=last {
+            if !*first {
+                out.push(',');
+            }
+            *first = false;
+            match at.iter().position(|(j, _)| *j == i) {
+                Some(k) => self.render(&at[k].1, share(k), out),
+                None => out.push_str(&small),
+            }
+        }
+        if trailing {
+            let one = self.opaque_scalar(slot);
+            let mut left = budget.saturating_sub(shares.iter().map(|(_, s)| s).sum());
+            while left > one.len() as u64 {
+                out.push(',');
+                out.push_str(&one);
+                left -= one.len() as u64 + 1;
+            }
+        }
+        if let Some(element) = &slot.element {
+            let left = share(rest);
+            // Each copy after the indexed elements takes a comma more.
+            let budget = if *first { left } else { left.saturating_sub(1) };
+            if !*first && left > 0 {
+                let mut items = String::new();
+                let mut fresh = true;
+                self.repeat(element, spread, budget, &mut fresh, &mut items);
+                if !items.is_empty() {
+                    out.push(',');
+                    out.push_str(&items);
+                }
+            } else {
+                self.repeat(element, spread, budget, first, out);
+            }
+        }
     }
 
     /// Renders copies of `element` spread over `budget` bytes (commas included): `n` copies of
@@ -1128,7 +1237,8 @@ fn set_leaves(slot: &Slot, zero: bool, text: u8, choices: &mut Choices) {
     let leaf = slot.keys.is_empty()
         && slot.element.is_none()
         && slot.value.is_none()
-        && slot.member.is_none();
+        && slot.member.is_none()
+        && slot.at.is_empty();
     if leaf {
         let kind = if zero { Kind::Scalar } else { Kind::Str };
         if let Some(i) = slot.kinds.iter().position(|k| *k == kind) {
@@ -1146,6 +1256,8 @@ fn set_leaves(slot: &Slot, zero: bool, text: u8, choices: &mut Choices) {
     for child in [&slot.element, &slot.value, &slot.member]
         .into_iter()
         .flatten()
+        .map(Box::as_ref)
+        .chain(slot.at.iter().map(|(_, c)| c))
     {
         set_leaves(child, zero, text, choices);
     }
@@ -1216,6 +1328,46 @@ mod tests {
                             );
                         }
                     }
+                }
+            }
+        }
+    }
+
+    /// A list read at constant indices writes every element up to the largest index whatever
+    /// its budget, so that part of its least size is capped: elements before a large index that
+    /// would not fit the attributes' bound (objects before `a[1000]`) are not written. Every
+    /// kind and spread, on every slot at once, renders an event the reader accepts.
+    #[test]
+    fn lists_indexed_by_constants_stay_within_the_bounds() {
+        let options = Options::default();
+        for source in [
+            "event.attributes.a[0].contains(event.attributes.a[1])",
+            "event.attributes.a[3].x.contains(event.attributes.a[1])",
+            "event.attributes.a.all(e, e.x.size() > 0) && event.attributes.a[1000].x == ''",
+            "event.attributes.a[4000] == 0 && event.attributes.a[1000].size() > 0",
+        ] {
+            let checked = compile(source, &Env::filter(), &options).expect("compiles");
+            let estimate = cost::estimate(&checked, &Env::filter(), &options);
+            let template = plan::template(&estimate.derivation, &checked.ast);
+            assert!(!template.attributes.keys[0].1.at.is_empty(), "{source}");
+            let n = template.slots;
+            for kind in 0..4u8 {
+                for spread in 0..spread_options(&template) {
+                    let choices = Choices {
+                        kind: vec![kind; n],
+                        text: vec![0; n],
+                        scalar: vec![0; n],
+                        spread: vec![u8::try_from(spread).expect("few"); n],
+                        tail: vec![0; n],
+                        split: 0,
+                    };
+                    let event = Renderer::new(&template, &choices).event(&options.bounds);
+                    let read = Event::from_json(&event, &options.bounds);
+                    assert!(
+                        read.is_ok(),
+                        "{source}: {choices:?} renders {read:?}: {}",
+                        &event[..event.len().min(200)]
+                    );
                 }
             }
         }

@@ -425,7 +425,8 @@ fn strategies(first: &Choices, slots: &[&Slot], template: &Template) -> Vec<Choi
         let leaf = slot.keys.is_empty()
             && slot.element.is_none()
             && slot.value.is_none()
-            && slot.member.is_none();
+            && slot.member.is_none()
+            && slot.at.is_empty();
         if let (true, Some(i)) = (leaf, slot.kinds.iter().position(|k| *k == Kind::Str)) {
             leaves.kind[slot.id] = i as u8;
         }
@@ -536,7 +537,13 @@ fn tails(first: &Choices, slots: &[&Slot], template: &Template) -> Vec<Choices> 
         let mut least = first.clone();
         for container in &containers {
             least.spread[container.id] = 0;
-            for element in [&container.element, &container.value].into_iter().flatten() {
+            // The elements at constant indices are elements the loop visits too: as small.
+            for element in [&container.element, &container.value]
+                .into_iter()
+                .flatten()
+                .map(Box::as_ref)
+                .chain(container.at.iter().map(|(_, c)| c))
+            {
                 // An element that is itself iterated, or holds under its keys one that is,
                 // stays a container (the inner list of nested loops, the object of
                 // `items.all(x, x.tags.all(…))`), filled as the loops over it have it.
@@ -626,6 +633,8 @@ fn flatten(template: &Template) -> Vec<&Slot> {
         for child in [&slot.element, &slot.value, &slot.member]
             .into_iter()
             .flatten()
+            .map(Box::as_ref)
+            .chain(slot.at.iter().map(|(_, c)| c))
         {
             walk(child, out);
         }
