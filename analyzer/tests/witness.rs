@@ -55,6 +55,32 @@ fn witness(source: &str) -> (Verdict, u64, Witness) {
     )
 }
 
+/// Asserts that the witness of each accepted filter runs without an error, replays to its cost
+/// and reaches the hand-built event (metered here, never above the estimate) or half the
+/// estimate, whichever is less; lists every miss at once.
+fn assert_reaches_hand_built<'a>(cases: impl Iterator<Item = (&'a str, &'a str)>) {
+    let mut missed = Vec::new();
+    for (source, by_hand) in cases {
+        let Replay::Done(hand) = replay_event(source, by_hand) else {
+            panic!("{source}: the hand-built event does not run");
+        };
+        let (verdict, max, w) = witness(source);
+        assert_eq!(verdict, Verdict::Accepted, "{source}");
+        assert!(hand <= max && w.cost <= max, "{source}: above the estimate");
+        let replayed = replay(source, &w);
+        let goal = hand.min(max / 2);
+        if w.failure.is_some() || replayed != Replay::Done(w.cost) || w.cost < goal {
+            let head: String = w.event.chars().take(160).collect();
+            missed.push(format!(
+                "{source}: the witness {head}… replays as {replayed:?} (failure {:?}), costing {} \
+                 where a hand-built event costs {hand} (estimate {max})",
+                w.failure, w.cost
+            ));
+        }
+    }
+    assert!(missed.is_empty(), "{}", missed.join("\n"));
+}
+
 /// Refused shapes of the extension libraries whose witnesses stayed under the limit while
 /// hand-built events exceed it 10–500×: elements that must differ (`distinct`, the sets), one
 /// long part among many (`sort`, `sortBy`), keys that must not match a literal, every
@@ -380,25 +406,11 @@ fn witnesses_run_and_reach_what_hand_built_events_reach() {
             event("", &files_ending_in_go()),
         ),
     ];
-    let mut missed = Vec::new();
-    for (source, by_hand) in cases {
-        let Replay::Done(hand) = replay_event(source, &by_hand) else {
-            panic!("{source}: the hand-built event does not run");
-        };
-        let (verdict, max, w) = witness(source);
-        assert_eq!(verdict, Verdict::Accepted, "{source}");
-        let replayed = replay(source, &w);
-        let goal = hand.min(max / 2);
-        if w.failure.is_some() || replayed != Replay::Done(w.cost) || w.cost < goal {
-            let head: String = w.event.chars().take(160).collect();
-            missed.push(format!(
-                "{source}: the witness {head}… replays as {replayed:?} (failure {:?}), costing {} \
-                 where a hand-built event costs {hand} (estimate {max})",
-                w.failure, w.cost
-            ));
-        }
-    }
-    assert!(missed.is_empty(), "{}", missed.join("\n"));
+    assert_reaches_hand_built(
+        cases
+            .iter()
+            .map(|(source, by_hand)| (*source, by_hand.as_str())),
+    );
 }
 
 /// Issue 33 item 3, the shapes the tails left: the parts of a split that a length test must
@@ -472,25 +484,11 @@ fn split_parts_literal_tails_and_nested_loops_reach_hand_built_events() {
             ),
         ),
     ];
-    let mut missed = Vec::new();
-    for (source, by_hand) in cases {
-        let Replay::Done(hand) = replay_event(source, &by_hand) else {
-            panic!("{source}: the hand-built event does not run");
-        };
-        let (verdict, max, w) = witness(source);
-        assert_eq!(verdict, Verdict::Accepted, "{source}");
-        let replayed = replay(source, &w);
-        let goal = hand.min(max / 2);
-        if w.failure.is_some() || replayed != Replay::Done(w.cost) || w.cost < goal {
-            let head: String = w.event.chars().take(160).collect();
-            missed.push(format!(
-                "{source}: the witness {head}… replays as {replayed:?} (failure {:?}), costing {} \
-                 where a hand-built event costs {hand} (estimate {max})",
-                w.failure, w.cost
-            ));
-        }
-    }
-    assert!(missed.is_empty(), "{}", missed.join("\n"));
+    assert_reaches_hand_built(
+        cases
+            .iter()
+            .map(|(source, by_hand)| (*source, by_hand.as_str())),
+    );
 }
 
 /// Issue 33 item 3, lists read at constant indices (cost model 6, `PartKind::At`): `a[0]` and
@@ -528,8 +526,7 @@ fn lists_indexed_by_constants_reach_hand_built_events() {
             .chain([serde_json::json!("")])
             .collect::<Vec<_>>() }),
     );
-    let mut missed = Vec::new();
-    for (source, by_hand) in [
+    let cases: [(&str, &String); 8] = [
         (
             "event.attributes.a[0].contains(event.attributes.a[1])",
             &two_runs,
@@ -561,23 +558,10 @@ fn lists_indexed_by_constants_reach_hand_built_events() {
             "event.attributes.a.all(x, x.size() > 1) && event.attributes.a[0].startsWith('y')",
             &zeros_then_empty,
         ),
-    ] {
-        let Replay::Done(hand) = replay_event(source, by_hand) else {
-            panic!("{source}: the hand-built event does not run");
-        };
-        let (verdict, max, w) = witness(source);
-        assert_eq!(verdict, Verdict::Accepted, "{source}");
-        assert!(hand <= max && w.cost <= max, "{source}: above the estimate");
-        let replayed = replay(source, &w);
-        let goal = hand.min(max / 2);
-        if w.failure.is_some() || replayed != Replay::Done(w.cost) || w.cost < goal {
-            let head: String = w.event.chars().take(160).collect();
-            missed.push(format!(
-                "{source}: the witness {head}… replays as {replayed:?} (failure {:?}), costing {} \
-                 where a hand-built event costs {hand} (estimate {max})",
-                w.failure, w.cost
-            ));
-        }
-    }
-    assert!(missed.is_empty(), "{}", missed.join("\n"));
+    ];
+    assert_reaches_hand_built(
+        cases
+            .iter()
+            .map(|(source, by_hand)| (*source, by_hand.as_str())),
+    );
 }
