@@ -794,3 +794,95 @@ fn format_prices_each_clause_by_its_verb_and_element() {
         }
     }
 }
+
+/// Cost model 6 (g): an element the checker typed `int`, `uint` or `bool` is priced at the most
+/// its verb writes for that type (an int's `%s` text at most 20 bytes, not a scalar's 411), and
+/// `%d` of a JSON value a loop sums over at `52·b + 49` rather than 343 on every pass.
+#[test]
+fn format_prices_typed_elements_and_decimal_json_values() {
+    let estimate = |source: &str| {
+        check_filter(source, &Options::default())
+            .cost
+            .expect("estimated")
+            .max
+    };
+    // The brief's figures: refused before (6.9M, 1.78M), now under the default limit.
+    for source in [
+        "lists.range(16000).exists(i, '%s'.format([i]) == 'x')",
+        "event.attributes.l.exists(v, '%d'.format([v]) == 'x')",
+    ] {
+        let max = estimate(source);
+        assert!(max < 1_000_000, "{source}: {max}");
+    }
+    assert!(
+        estimate("event.attributes.m.exists(k, v, '%d %o %b %X'.format([v, v, k, v]) == 'x')")
+            < 1_500_000
+    );
+    // Hand-built events: the extreme ints and uints from the text, JSON numbers whose text is
+    // longest for their bytes, a list of the most elements.
+    let numbers = [
+        json!(1e308),
+        json!(-0.0),
+        json!(5e-324),
+        serde_json::from_str::<Value>("123456789012345678901234567890").unwrap(),
+        json!(i64::MIN),
+        json!(u64::MAX),
+        json!(0),
+        json!(true),
+        json!("s"),
+    ];
+    let mut events: Vec<Value> = numbers.iter().map(|v| entries(1, v.clone())).collect();
+    events.extend(numbers.iter().map(|v| {
+        let v = v.clone();
+        fill(move |n| json!({ "m": vec![v.clone(); n / 4], "l": vec![v.clone(); n / 4] }))
+    }));
+    events.push(fill(|n| json!({ "m": vec![0; n], "l": vec![0; n] })));
+    for source in [
+        "event.attributes.m.exists(k, v, '%d %o %b %X'.format([v, v, k, v]) == 'x')",
+        "event.attributes.m.exists(k, v, '%d'.format([v]) == 'x')",
+        "event.attributes.m.exists(k, v, '%d%d'.format([k, v]) == 'x')",
+        "event.attributes.l.exists(v, '%d'.format([v]) == 'x')",
+        "event.attributes.l.exists(v, '%d %s'.format([v, v]) == 'x')",
+        "event.attributes.l.all(v, '%d'.format([v]).size() > 0)",
+        "'%d'.format([event.attributes.l]) == 'x'",
+    ] {
+        estimate_and_best(source, &events);
+    }
+    let texts = [
+        i64::MIN.to_string(),
+        i64::MAX.to_string(),
+        u64::MAX.to_string(),
+        "0".to_string(),
+        "true".to_string(),
+        "false".to_string(),
+    ];
+    for text in &texts {
+        for source in [
+            "'%s %d %x %X %o %b'.format([int(event.text), int(event.text), int(event.text), \
+             int(event.text), int(event.text), int(event.text)]) == 'x'",
+            "'%s %d %x %X %o %b'.format([uint(event.text), uint(event.text), uint(event.text), \
+             uint(event.text), uint(event.text), uint(event.text)]) == 'x'",
+            "'%s %b %d'.format([bool(event.text), bool(event.text), bool(event.text)]) == 'x'",
+            "'%x'.format([bool(event.text)]) == 'x'",
+            "'%o'.format([bool(event.text)]) == 'x'",
+            "'%b'.format([-int(event.text)]) == 'x'",
+            "'%s'.format([int(event.text) - 1]) == 'x'",
+            "lists.range(16000).exists(i, '%s %d %b %o %x'.format([i, i, i, i, i]) == 'x')",
+            "lists.range(16000).exists(i, '%s'.format([i]) == event.text)",
+        ] {
+            assert_sound(source, &json!({}), text, "");
+        }
+    }
+    // Elements the checker cannot type stay at the scalar bound: a JSON number in arithmetic
+    // fails, a mixed list or a conditional with a JSON branch is `dyn`.
+    let hostile = json!({ "n": 1e308, "u": u64::MAX, "l": [1e308, -0.0, 5e-324] });
+    for source in [
+        "'%s'.format([event.attributes.n + 1]) == 'x'",
+        "'%d'.format([event.attributes.u + 1u]) == 'x'",
+        "[1, 'a', 1e308].exists(x, '%s'.format([x]) == 'y')",
+        "event.attributes.l.exists(x, '%s'.format([true ? x : 1]) == 'y')",
+        "event.attributes.l.exists(x, '%d'.format([-x]) == 'y')",
+    ] {
+        assert_sound(source, &hostile, "", "");
+    }
+}

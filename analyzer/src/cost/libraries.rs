@@ -161,9 +161,9 @@ impl Walker<'_> {
         };
         let mut out = n.clone();
         for (item, position) in items.iter().zip(positions) {
-            let text = match position.exact {
-                Some(len) => constant(len),
-                None => clause_bound(self, position.verb, item),
+            let text = match (position.exact, position.typed) {
+                (Some(len), _) | (None, Some(len)) => constant(len),
+                (None, None) => clause_bound(self, position.verb, item),
             };
             out = out.add(&text);
         }
@@ -692,6 +692,33 @@ pub(crate) enum Verb {
 pub(crate) struct FormatPosition {
     pub(crate) verb: Verb,
     pub(crate) exact: Option<u64>,
+    /// The most text `verb` writes for any value of the element's static type, when the
+    /// checker typed it `int`, `uint` or `bool` ([`typed_text`]).
+    pub(crate) typed: Option<u64>,
+}
+
+/// The most text `verb` writes for a value the checker typed `int`, `uint` or `bool`
+/// (`eval/format.rs`): an int's decimal text is at most 20 bytes (`-9223372036854775808`), its
+/// sign and binary, octal, hex digits at most 65, 23, 17; a uint's at most 20, 64, 22, 16; a
+/// bool's `%s` text 5 (`false`), its `%b` one digit, and `%d`, `%o`, `%x` fail on it before they
+/// write. `None` for any other type (`dyn` among them) and for `%f`, `%e`.
+pub(crate) fn typed_text(verb: Verb, ty: &crate::types::Type) -> Option<u64> {
+    use crate::types::Type;
+    match (ty, verb) {
+        (_, Verb::Precise) => None,
+        (Type::Int, Verb::Text | Verb::Decimal) => Some(20),
+        (Type::Int, Verb::Binary) => Some(65),
+        (Type::Int, Verb::Octal) => Some(23),
+        (Type::Int, Verb::Hex) => Some(17),
+        (Type::Uint, Verb::Text | Verb::Decimal) => Some(20),
+        (Type::Uint, Verb::Binary) => Some(64),
+        (Type::Uint, Verb::Octal) => Some(22),
+        (Type::Uint, Verb::Hex) => Some(16),
+        (Type::Bool, Verb::Text) => Some(5),
+        (Type::Bool, Verb::Binary) => Some(1),
+        (Type::Bool, Verb::Decimal | Verb::Octal | Verb::Hex) => Some(0),
+        _ => None,
+    }
 }
 
 /// The clauses of a `format` pattern in order, parsed as the evaluator parses them
@@ -812,6 +839,16 @@ fn clause_bound(w: &Walker<'_>, verb: Verb, shape: &Shape) -> Poly {
                 }
             }
             Shape::Json(v) if hex => Poly::var(*v, 2.0).add(&number),
+            // `%d` of a JSON value of `b` bytes writes its `%s` text or fails: at most
+            // `52·b + 49` as well as 343; a loop summing over the value takes the first, which
+            // its sum absorbs, anywhere else the constant.
+            Shape::Json(v)
+                if verb == Verb::Decimal
+                    && w.parts.part(*v).kind != PartKind::Index
+                    && w.loop_depth(&Poly::var(*v, 1.0)) > 0 =>
+            {
+                Poly::var(*v, FORMATTED_PER_JSON_BYTE).add_const(FORMATTED_JSON_EXTRA)
+            }
             Shape::Object(..) | Shape::Unknown | Shape::Union(_) if hex => {
                 Poly::constant(UNBOUNDED)
             }

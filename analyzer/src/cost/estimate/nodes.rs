@@ -103,6 +103,10 @@ impl Walker<'_> {
                                         }
                                         _ => None,
                                     },
+                                    typed: super::super::libraries::typed_text(
+                                        verb,
+                                        self.static_type(item),
+                                    ),
                                 })
                                 .collect()
                         }),
