@@ -1289,6 +1289,13 @@ mod tests {
     use crate::witness::plan;
     use crate::{Options, compile, cost};
 
+    /// The witness template of a filter under `options`.
+    fn template_of(source: &str, options: &Options) -> Template {
+        let checked = compile(source, &Env::filter(), options).expect("compiles");
+        let estimate = cost::estimate(&checked, &Env::filter(), options);
+        plan::template(&estimate.derivation, &checked.ast)
+    }
+
     /// A tail is part of its container's least size, so every spread must leave room for it:
     /// the last entry's key once took the filler of the long-key spreads, and the event came out
     /// larger than the bounds (a candidate wasted, not an error anyone saw). Every spread, tail,
@@ -1302,9 +1309,7 @@ mod tests {
             "event.attributes.items.all(x, x.name.size() > 3)",
             "event.attributes.all(k, v, v.all(x, x.size() > 2))",
         ] {
-            let checked = compile(source, &Env::filter(), &options).expect("compiles");
-            let estimate = cost::estimate(&checked, &Env::filter(), &options);
-            let template = plan::template(&estimate.derivation, &checked.ast);
+            let template = template_of(source, &options);
             assert!(tail_options(&template) > 1, "{source}");
             let n = template.slots;
             for kind in 0..2u8 {
@@ -1346,9 +1351,7 @@ mod tests {
             "event.attributes.a.all(e, e.x.size() > 0) && event.attributes.a[1000].x == ''",
             "event.attributes.a[4000] == 0 && event.attributes.a[1000].size() > 0",
         ] {
-            let checked = compile(source, &Env::filter(), &options).expect("compiles");
-            let estimate = cost::estimate(&checked, &Env::filter(), &options);
-            let template = plan::template(&estimate.derivation, &checked.ast);
+            let template = template_of(source, &options);
             assert!(!template.attributes.keys[0].1.at.is_empty(), "{source}");
             let n = template.slots;
             for kind in 0..4u8 {
