@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 use crate::cost::Derivation;
 use crate::cost::parts::{Part, PartKind, Uses};
 use crate::cost::poly::Var;
-use crate::syntax::{Ast, ExprKind, Literal, MacroKind};
+use crate::syntax::{Ast, BinaryOp, ExprKind, Literal, MacroKind};
 
 /// What kind of JSON value a slot renders as.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -76,6 +76,11 @@ pub(crate) struct Template {
     pub(crate) separators: Vec<usize>,
     /// Integer literals of the expression.
     pub(crate) ints: Vec<i64>,
+    /// Field names the expression compares or tests with a string literal (`x.name == 'a'`,
+    /// `x.kind.startsWith('b')`), each with the first such literal (an index into
+    /// `strings`): the element that ends `items.exists(x, x.name == 'a' && x.kind == 'b')`
+    /// holds a different literal under each key.
+    pub(crate) compared: Vec<(String, usize)>,
     /// The key under which objects hold their member for computed keys.
     pub(crate) member_key: String,
     /// Whether the expression has an `all` or `exists`: loops that go on past an element whose
@@ -89,6 +94,7 @@ pub(crate) struct Template {
 pub(crate) fn template(derivation: &Derivation, ast: &Ast) -> Template {
     let (strings, ints) = literals(ast);
     let separators = separators(ast, &strings);
+    let compared = compared(ast, &strings);
     let (parts, anchor) = entry_sides_merged(&derivation.parts);
     let mut builder = Builder {
         parts: &parts,
@@ -145,9 +151,55 @@ pub(crate) fn template(derivation: &Derivation, ast: &Ast) -> Template {
         strings,
         separators,
         ints,
+        compared,
         member_key,
         quantified,
     }
+}
+
+/// The field names a string literal of `strings` is compared with (`==`, `!=`) or tests
+/// them (`startsWith`, `endsWith`, `contains`, `matches` with the field the receiver), each with
+/// its first literal, in the order of the expression.
+fn compared(ast: &Ast, strings: &[String]) -> Vec<(String, usize)> {
+    let field = |id| match ast.kind(id) {
+        ExprKind::Select { field, .. } => Some(field.to_string()),
+        _ => None,
+    };
+    let literal = |id| match ast.kind(id) {
+        ExprKind::Literal(Literal::String(s)) => strings.iter().position(|t| t == &**s),
+        _ => None,
+    };
+    let mut out: Vec<(String, usize)> = Vec::new();
+    for node in ast.nodes() {
+        let (a, b) = match &node.kind {
+            ExprKind::Binary {
+                op: BinaryOp::Eq | BinaryOp::Ne,
+                lhs,
+                rhs,
+            } => (*lhs, *rhs),
+            ExprKind::Call {
+                target: Some(target),
+                function,
+                args,
+                ..
+            } if matches!(
+                &**function,
+                "startsWith" | "endsWith" | "contains" | "matches"
+            ) && args.len() == 1 =>
+            {
+                (*target, args[0])
+            }
+            _ => continue,
+        };
+        let pair = match (field(a), literal(b), field(b), literal(a)) {
+            (Some(f), Some(l), _, _) | (_, _, Some(f), Some(l)) => (f, l),
+            _ => continue,
+        };
+        if !out.iter().any(|(f, _)| *f == pair.0) {
+            out.push(pair);
+        }
+    }
+    out
 }
 
 /// Every constant key of the objects below `slot`.
