@@ -585,9 +585,21 @@ fn zeros_before(
     }
 }
 
+/// `{"a": [0, 0, …, "aaa…"]}`: `index` elements `0`, then a string as long as the attributes'
+/// bound allows.
+fn far_index(index: usize) -> String {
+    let mut far: Vec<serde_json::Value> = vec![serde_json::json!(0); index];
+    let room = EventBounds::DEFAULT.attributes as usize
+        - serde_json::json!({ "a": &far }).to_string().len()
+        - r#","""#.len();
+    far.push(serde_json::json!("a".repeat(room)));
+    event("", &serde_json::json!({ "a": far }))
+}
+
 /// Issue 33 item 3, round 8: a last element that must hold a different literal under each key
 /// (3,714 of an estimated 40,914 where `[0, 0, …, {"name": "a", "kind": "b"}]` costs 32,638:
-/// every leaf of the tail was one literal); `a[0] in a`, which `in` charges at every element
+/// every leaf of the tail was one literal; with `x.n > 3` too, 3,540 where `"n": 4` makes it
+/// 40,767); `a[0] in a`, which `in` charges at every element
 /// times the needle's size up to the whole list's, so a small needle `[0]` (or `"ii"`) before
 /// many elements `0` costs 12,280 where half the bytes in the needle cost 10,236; and a list
 /// read at an index past 1,024 (`a[2000]`: the list ended before it, so the read failed at 4
@@ -608,12 +620,7 @@ fn literal_tails_per_key_small_needles_and_far_indices_reach_hand_built_events()
         needle.push(serde_json::json!(0));
     }
     let needle = event("", &serde_json::json!({ "a": needle }));
-    let mut far: Vec<serde_json::Value> = vec![serde_json::json!(0); 2000];
-    let room = EventBounds::DEFAULT.attributes as usize
-        - serde_json::json!({ "a": &far }).to_string().len()
-        - r#","""#.len();
-    far.push(serde_json::json!("a".repeat(room)));
-    let far = event("", &serde_json::json!({ "a": far }));
+    let far = far_index(2000);
     let cases: Vec<(&str, String)> = vec![
         (
             "event.attributes.items.exists(x, x.name == 'a' && x.kind == 'b')",
@@ -630,6 +637,20 @@ fn literal_tails_per_key_small_needles_and_far_indices_reach_hand_built_events()
         (
             "event.attributes.items.all(x, x.name != 'a' || x.kind == 'b')",
             items(serde_json::json!({ "name": "a", "kind": "c" })),
+        ),
+        // Keys by index, a number compared with an integer literal, membership in a list
+        // literal.
+        (
+            "event.attributes.items.exists(x, x['name'] == 'a' && x['kind'] == 'b')",
+            items(serde_json::json!({ "name": "a", "kind": "b" })),
+        ),
+        (
+            "event.attributes.items.exists(x, x.name == 'a' && x.kind == 'b' && x.n > 3)",
+            items(serde_json::json!({ "name": "a", "kind": "b", "n": 4 })),
+        ),
+        (
+            "event.attributes.items.exists(x, x.name in ['a'] && x.kind == 'b')",
+            items(serde_json::json!({ "name": "a", "kind": "b" })),
         ),
         ("event.attributes.a[0] in event.attributes.a", needle),
         ("event.attributes.a[2000].size() > 3", far),
@@ -648,9 +669,11 @@ fn literal_tails_per_key_small_needles_and_far_indices_reach_hand_built_events()
 /// range a list of it, costs 24,556, and outer entries of empty lists or values `0` far less.
 /// `a.exists(x, x == a[0])` (49,120) and `a.all(x, x != a[0])` (45,027) meet `a[0]` itself
 /// at their first element, which decides them; the most they cost is that one comparison, of
-/// a list of 4,088 zeros with itself (8,190).
+/// a list of 4,088 zeros with itself (8,190). `a[3000].size() > 3` (824) is priced at an
+/// element of the whole list's size, yet the 3,000 elements before it take 6,000 bytes: 224.
 #[test]
 fn loose_nested_and_self_comparing_loops_reach_hand_built_events() {
+    let far = far_index(3000);
     let one_inner = event(
         "",
         &zeros_before(&|l| serde_json::json!({ "m": [l] }), serde_json::json!(0)),
@@ -675,6 +698,7 @@ fn loose_nested_and_self_comparing_loops_reach_hand_built_events() {
             "event.attributes.a.all(x, x != event.attributes.a[0])",
             &list_of_zeros,
         ),
+        ("event.attributes.a[3000].size() > 3", &far),
     ];
     assert_reaches_hand_built(
         cases

@@ -8,7 +8,7 @@
 
 use std::fmt::Write as _;
 
-use super::plan::{Kind, Slot, Template};
+use super::plan::{Compared, Kind, Slot, Template};
 use super::text::{self, Measure};
 use crate::EventBounds;
 
@@ -1278,8 +1278,9 @@ impl<'t> Renderer<'t> {
 /// Every leaf below `slot` (a slot with no members, elements or values) made the empty string,
 /// or the number 0 when `zero`, where its kinds allow; a string leaf takes the text option
 /// `text` (the empty string, a literal exactly).
-/// Every string leaf below `slot` (reached under the constant key `key`, if any) the literal
-/// the expression compares that key with ([`Template::compared`]), exactly, or empty.
+/// Every leaf below `slot` (reached under the constant key `key`, if any) what the comparison
+/// of that key with a literal holds on ([`Template::compared`]): the string literal exactly, or
+/// the integer literal or a neighbour; any other string leaf empty.
 fn set_compared_leaves(slot: &Slot, key: Option<&str>, t: &Template, choices: &mut Choices) {
     let leaf = slot.keys.is_empty()
         && slot.element.is_none()
@@ -1287,13 +1288,25 @@ fn set_compared_leaves(slot: &Slot, key: Option<&str>, t: &Template, choices: &m
         && slot.member.is_none()
         && slot.at.is_empty();
     if leaf {
-        if let Some(i) = slot.kinds.iter().position(|k| *k == Kind::Str) {
-            choices.kind[slot.id] = u8::try_from(i).unwrap_or(0);
-            let literal = key.and_then(|key| t.compared.iter().find(|(f, _)| f == key));
-            choices.text[slot.id] = match literal {
-                Some((_, j)) => u8::try_from(TEXTS + LITERAL_TEXTS * j).unwrap_or(0),
-                None => TEXT_EMPTY,
-            };
+        let compared = key
+            .and_then(|key| t.compared.iter().find(|(f, _)| f == key))
+            .map(|(_, c)| *c);
+        let kind = |kind: Kind| slot.kinds.iter().position(|k| *k == kind);
+        match (compared, kind(Kind::Scalar), kind(Kind::Str)) {
+            (Some(Compared::Int(j, more)), Some(i), _) => {
+                choices.kind[slot.id] = u8::try_from(i).unwrap_or(0);
+                let option = SCALARS + t.strings.len() + 3 * j + usize::from(more);
+                choices.scalar[slot.id] = u8::try_from(option).unwrap_or(0);
+            }
+            (Some(Compared::Text(j)), _, Some(i)) => {
+                choices.kind[slot.id] = u8::try_from(i).unwrap_or(0);
+                choices.text[slot.id] = u8::try_from(TEXTS + LITERAL_TEXTS * j).unwrap_or(0);
+            }
+            (_, _, Some(i)) => {
+                choices.kind[slot.id] = u8::try_from(i).unwrap_or(0);
+                choices.text[slot.id] = TEXT_EMPTY;
+            }
+            _ => {}
         }
     }
     for (key, child) in &slot.keys {
