@@ -162,13 +162,13 @@ pub(crate) fn template(derivation: &Derivation, ast: &Ast) -> Template {
 pub(crate) enum Compared {
     /// The string literal `strings[i]` itself.
     Text(usize),
-    /// The integer literal `ints[i]` (0), one more (1) or one less (2): what `==`, `>` and
-    /// `>=`, and `<` and `<=` hold on.
+    /// The integer literal `ints[i]` (0), one more (1) or one less (2): what `==`; `>`, `>=`
+    /// and `!=`; and `<` and `<=` hold on.
     Int(usize, u8),
 }
 
-/// The field names (`x.name`, `x['name']`) a literal is compared with (`==`, `!=`, `in` a list
-/// literal, `<`…) or tests them (`startsWith`, `endsWith`, `contains`, `matches` with the field
+/// The field names (`x.name`, `x['name']`) a literal is compared with (`==`, `in` a list
+/// literal, and for an integer `!=`, `<`…) or tests them (`startsWith`, `endsWith`, `contains`, `matches` with the field
 /// the receiver), each with what its first comparison holds on, in the order of the expression.
 fn compared(ast: &Ast, strings: &[String], ints: &[i64]) -> Vec<(String, Compared)> {
     let field = |id| match ast.kind(id) {
@@ -194,8 +194,9 @@ fn compared(ast: &Ast, strings: &[String], ints: &[i64]) -> Vec<(String, Compare
     // What the field must be for the comparison to hold, the literal on the right (`x.n > 3`:
     // one more), or on the left (`3 > x.n`: one less).
     let holds = |op: BinaryOp, literal: NodeId, right: bool| -> Option<Compared> {
+        // A string `!=` holds on the empty string every other leaf is.
         if let Some(i) = text(literal) {
-            return matches!(op, BinaryOp::Eq | BinaryOp::Ne).then_some(Compared::Text(i));
+            return (op == BinaryOp::Eq).then_some(Compared::Text(i));
         }
         let i = int(literal)?;
         let more = match (op, right) {
