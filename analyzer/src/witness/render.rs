@@ -872,7 +872,9 @@ impl<'t> Renderer<'t> {
         let budget_at = match spread {
             _ if !trailing => budget,
             Spread::Small(n) => {
-                growers.iter_mut().for_each(|(_, w)| *w = 1.0);
+                for (_, w) in &mut growers {
+                    *w = 1.0;
+                }
                 n.saturating_mul(growers.len() as u64).min(budget)
             }
             _ => budget / 2,
