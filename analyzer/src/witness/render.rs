@@ -372,14 +372,15 @@ impl<'t> Renderer<'t> {
     pub(crate) fn event(&self, bounds: &EventBounds) -> String {
         // Every constant index written out when the attributes' least size allows it
         // (`l[2000]` after 2,000 elements `0`), else those within `MAX_BEFORE_INDEX` bytes.
-        let wide = Renderer {
-            before_index: bounds.attributes.max(MAX_BEFORE_INDEX),
-            ..self.clone()
-        };
-        if wide.before_index > self.before_index
-            && wide.least(&self.template.attributes) <= bounds.attributes
-        {
-            return wide.event_within(bounds);
+        // Only for a template with such a list (one rendering more per candidate).
+        if bounds.attributes > self.before_index && reaches(&self.template.attributes, &|i| i > 0) {
+            let wide = Renderer {
+                before_index: bounds.attributes,
+                ..self.clone()
+            };
+            if wide.least(&self.template.attributes) <= bounds.attributes {
+                return wide.event_within(bounds);
+            }
         }
         self.event_within(bounds)
     }
@@ -1280,6 +1281,17 @@ impl<'t> Renderer<'t> {
 /// Every leaf below `slot` (a slot with no members, elements or values) made the empty string,
 /// or the number 0 when `zero`, where its kinds allow; a string leaf takes the text option
 /// `text` (the empty string, a literal exactly).
+/// Whether `slot` or a slot below it is a list read at a constant index `far` says is.
+fn reaches(slot: &Slot, far: &dyn Fn(i64) -> bool) -> bool {
+    slot.at.iter().any(|(i, _)| far(*i))
+        || slot.keys.iter().any(|(_, c)| reaches(c, far))
+        || [&slot.element, &slot.value, &slot.member]
+            .into_iter()
+            .flatten()
+            .any(|c| reaches(c, far))
+        || slot.at.iter().any(|(_, c)| reaches(c, far))
+}
+
 /// Every leaf below `slot` (reached under the constant key `key`, if any) what the comparison
 /// of that key with a literal holds on ([`Template::compared`]): the string literal exactly, or
 /// the integer literal or a neighbour; any other string leaf empty.
