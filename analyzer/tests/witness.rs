@@ -565,3 +565,144 @@ fn lists_indexed_by_constants_reach_hand_built_events() {
             .map(|(source, by_hand)| (*source, by_hand.as_str())),
     );
 }
+
+/// Elements `0` the predicate errors on, then `tail`, as many as fit in the attributes once
+/// `wrap` puts the list in place.
+fn zeros_before(
+    wrap: &dyn Fn(&Vec<serde_json::Value>) -> serde_json::Value,
+    tail: serde_json::Value,
+) -> serde_json::Value {
+    let mut list = Vec::new();
+    loop {
+        list.push(serde_json::json!(0));
+        let mut with_tail = list.clone();
+        with_tail.push(tail.clone());
+        if wrap(&with_tail).to_string().len() as u64 > EventBounds::DEFAULT.attributes {
+            list.pop();
+            list.push(tail);
+            return wrap(&list);
+        }
+    }
+}
+
+/// `{"a": [0, 0, …, "aaa…"]}`: `index` elements `0`, then a string as long as the attributes'
+/// bound allows.
+fn far_index(index: usize) -> String {
+    let mut far: Vec<serde_json::Value> = vec![serde_json::json!(0); index];
+    let room = EventBounds::DEFAULT.attributes as usize
+        - serde_json::json!({ "a": &far }).to_string().len()
+        - r#","""#.len();
+    far.push(serde_json::json!("a".repeat(room)));
+    event("", &serde_json::json!({ "a": far }))
+}
+
+/// Issue 33 item 3, round 8: a last element that must hold a different literal under each key
+/// (3,714 of an estimated 40,914 where `[0, 0, …, {"name": "a", "kind": "b"}]` costs 32,638:
+/// every leaf of the tail was one literal; with `x.n > 3` too, 3,540 where `"n": 4` makes it
+/// 40,767); `a[0] in a`, which `in` charges at every element
+/// times the needle's size up to the whole list's, so a small needle `[0]` (or `"ii"`) before
+/// many elements `0` costs 12,280 where half the bytes in the needle cost 10,236; and a list
+/// read at an index past 1,024 (`a[2000]`: the list ended before it, so the read failed at 4
+/// units where 2,000 elements `0` and a long last string cost 424 of 824). The witness runs
+/// and reaches the hand-built event (metered here) or half the estimate, whichever is less.
+#[test]
+fn literal_tails_per_key_small_needles_and_far_indices_reach_hand_built_events() {
+    let items = |tail: serde_json::Value| {
+        event(
+            "",
+            &zeros_before(&|l| serde_json::json!({ "items": l }), tail),
+        )
+    };
+    let mut needle = vec![serde_json::json!([0])];
+    while serde_json::json!({ "a": &needle }).to_string().len() + 2
+        <= EventBounds::DEFAULT.attributes as usize
+    {
+        needle.push(serde_json::json!(0));
+    }
+    let needle = event("", &serde_json::json!({ "a": needle }));
+    let far = far_index(2000);
+    let cases: Vec<(&str, String)> = vec![
+        (
+            "event.attributes.items.exists(x, x.name == 'a' && x.kind == 'b')",
+            items(serde_json::json!({ "name": "a", "kind": "b" })),
+        ),
+        (
+            "event.attributes.items.exists(x, x.name == 'ab' && x.kind.startsWith('c'))",
+            items(serde_json::json!({ "name": "ab", "kind": "c" })),
+        ),
+        (
+            "event.attributes.items.exists(x, x.name == 'a' && x.kind == 'b' && x.id == 'c')",
+            items(serde_json::json!({ "name": "a", "kind": "b", "id": "c" })),
+        ),
+        (
+            "event.attributes.items.all(x, x.name != 'a' || x.kind == 'b')",
+            items(serde_json::json!({ "name": "a", "kind": "c" })),
+        ),
+        // Keys by index, a number compared with an integer literal, membership in a list
+        // literal.
+        (
+            "event.attributes.items.exists(x, x['name'] == 'a' && x['kind'] == 'b')",
+            items(serde_json::json!({ "name": "a", "kind": "b" })),
+        ),
+        (
+            "event.attributes.items.exists(x, x.name == 'a' && x.kind == 'b' && x.n > 3)",
+            items(serde_json::json!({ "name": "a", "kind": "b", "n": 4 })),
+        ),
+        (
+            "event.attributes.items.exists(x, x.name in ['a'] && x.kind == 'b')",
+            items(serde_json::json!({ "name": "a", "kind": "b" })),
+        ),
+        ("event.attributes.a[0] in event.attributes.a", needle),
+        ("event.attributes.a[2000].size() > 3", far),
+    ];
+    assert_reaches_hand_built(
+        cases
+            .iter()
+            .map(|(source, by_hand)| (*source, by_hand.as_str())),
+    );
+}
+
+/// Shapes whose estimate is more than twice anything found (docs/cost-model.md §9.1, the
+/// table): the witness reaches the best hand-built event, metered here. `m.exists(k, v,
+/// v.exists(x, x == 'a'))` (estimated 49,120) prices the outer loop's iterations and the
+/// inner loop's each at two bytes of the same attributes; one inner list of zeros, the outer
+/// range a list of it, costs 24,556, and outer entries of empty lists or values `0` far less.
+/// `a.exists(x, x == a[0])` (49,120) and `a.all(x, x != a[0])` (45,027) meet `a[0]` itself
+/// at their first element, which decides them; the most they cost is that one comparison, of
+/// a list of 4,088 zeros with itself (8,190). `a[3000].size() > 3` (824) is priced at an
+/// element of the whole list's size, yet the 3,000 elements before it take 6,000 bytes: 224.
+#[test]
+fn loose_nested_and_self_comparing_loops_reach_hand_built_events() {
+    let far = far_index(3000);
+    let one_inner = event(
+        "",
+        &zeros_before(&|l| serde_json::json!({ "m": [l] }), serde_json::json!(0)),
+    );
+    let mut zeros = Vec::new();
+    while serde_json::json!({ "a": [&zeros] }).to_string().len() + 2
+        <= EventBounds::DEFAULT.attributes as usize
+    {
+        zeros.push(0);
+    }
+    let list_of_zeros = event("", &serde_json::json!({ "a": [zeros] }));
+    let cases: Vec<(&str, &String)> = vec![
+        (
+            "event.attributes.m.exists(k, v, v.exists(x, x == 'a'))",
+            &one_inner,
+        ),
+        (
+            "event.attributes.a.exists(x, x == event.attributes.a[0])",
+            &list_of_zeros,
+        ),
+        (
+            "event.attributes.a.all(x, x != event.attributes.a[0])",
+            &list_of_zeros,
+        ),
+        ("event.attributes.a[3000].size() > 3", &far),
+    ];
+    assert_reaches_hand_built(
+        cases
+            .iter()
+            .map(|(source, by_hand)| (*source, by_hand.as_str())),
+    );
+}

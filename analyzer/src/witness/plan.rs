@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 use crate::cost::Derivation;
 use crate::cost::parts::{Part, PartKind, Uses};
 use crate::cost::poly::Var;
-use crate::syntax::{Ast, ExprKind, Literal, MacroKind};
+use crate::syntax::{Ast, BinaryOp, ExprKind, Literal, MacroKind, NodeId};
 
 /// What kind of JSON value a slot renders as.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -76,6 +76,11 @@ pub(crate) struct Template {
     pub(crate) separators: Vec<usize>,
     /// Integer literals of the expression.
     pub(crate) ints: Vec<i64>,
+    /// Field names the expression compares or tests with a literal (`x.name == 'a'`,
+    /// `x.kind.startsWith('b')`, `x['id'] in ['c']`, `x.n > 3`), each with what its first
+    /// such comparison holds on: the element that ends `items.exists(x, x.name == 'a' &&
+    /// x.kind == 'b')` holds a different literal under each key.
+    pub(crate) compared: Vec<(String, Compared)>,
     /// The key under which objects hold their member for computed keys.
     pub(crate) member_key: String,
     /// Whether the expression has an `all` or `exists`: loops that go on past an element whose
@@ -89,6 +94,7 @@ pub(crate) struct Template {
 pub(crate) fn template(derivation: &Derivation, ast: &Ast) -> Template {
     let (strings, ints) = literals(ast);
     let separators = separators(ast, &strings);
+    let compared = compared(ast, &strings, &ints);
     let (parts, anchor) = entry_sides_merged(&derivation.parts);
     let mut builder = Builder {
         parts: &parts,
@@ -145,9 +151,116 @@ pub(crate) fn template(derivation: &Derivation, ast: &Ast) -> Template {
         strings,
         separators,
         ints,
+        compared,
         member_key,
         quantified,
     }
+}
+
+/// What a field compared with a literal holds on ([`Template::compared`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Compared {
+    /// The string literal `strings[i]` itself.
+    Text(usize),
+    /// The integer literal `ints[i]` (0), one more (1) or one less (2): what `==`; `>`, `>=`
+    /// and `!=`; and `<` and `<=` hold on.
+    Int(usize, u8),
+}
+
+/// The field names (`x.name`, `x['name']`) a literal is compared with (`==`, `in` a list
+/// literal, and for an integer `!=`, `<`…) or tests them (`startsWith`, `endsWith`, `contains`, `matches` with the field
+/// the receiver), each with what its first comparison holds on, in the order of the expression.
+fn compared(ast: &Ast, strings: &[String], ints: &[i64]) -> Vec<(String, Compared)> {
+    let field = |id| match ast.kind(id) {
+        ExprKind::Select { field, .. } => Some(field.to_string()),
+        ExprKind::Index { index, .. } => match ast.kind(*index) {
+            ExprKind::Literal(Literal::String(s)) => Some(s.to_string()),
+            _ => None,
+        },
+        _ => None,
+    };
+    let text = |id| match ast.kind(id) {
+        ExprKind::Literal(Literal::String(s)) => strings.iter().position(|t| t == &**s),
+        _ => None,
+    };
+    let int = |id| match ast.kind(id) {
+        ExprKind::Literal(Literal::Int(i)) => ints.iter().position(|j| j == i),
+        ExprKind::Literal(Literal::Uint(u)) => {
+            let i = i64::try_from(*u).ok()?;
+            ints.iter().position(|j| *j == i)
+        }
+        _ => None,
+    };
+    // What the field must be for the comparison to hold, the literal on the right (`x.n > 3`:
+    // one more), or on the left (`3 > x.n`: one less).
+    let holds = |op: BinaryOp, literal: NodeId, right: bool| -> Option<Compared> {
+        // A string `!=` holds on the empty string every other leaf is.
+        if let Some(i) = text(literal) {
+            return (op == BinaryOp::Eq).then_some(Compared::Text(i));
+        }
+        let i = int(literal)?;
+        let more = match (op, right) {
+            (BinaryOp::Eq, _) => 0,
+            (BinaryOp::Ne | BinaryOp::Gt | BinaryOp::Ge, true)
+            | (BinaryOp::Ne | BinaryOp::Lt | BinaryOp::Le, false) => 1,
+            (BinaryOp::Lt | BinaryOp::Le, true) | (BinaryOp::Gt | BinaryOp::Ge, false) => 2,
+            _ => return None,
+        };
+        Some(Compared::Int(i, more))
+    };
+    let mut out: Vec<(String, Compared)> = Vec::new();
+    for node in ast.nodes() {
+        let pair = match &node.kind {
+            ExprKind::Binary {
+                op: BinaryOp::In,
+                lhs,
+                rhs,
+            } => match (field(*lhs), ast.kind(*rhs)) {
+                (Some(f), ExprKind::List { items, .. }) => {
+                    let Some(first) = items.first() else {
+                        continue;
+                    };
+                    match (text(*first), int(*first)) {
+                        (Some(i), _) => (f, Compared::Text(i)),
+                        (_, Some(i)) => (f, Compared::Int(i, 0)),
+                        _ => continue,
+                    }
+                }
+                _ => continue,
+            },
+            ExprKind::Binary { op, lhs, rhs } => match (field(*lhs), field(*rhs)) {
+                (Some(f), _) => match holds(*op, *rhs, true) {
+                    Some(c) => (f, c),
+                    None => continue,
+                },
+                (_, Some(f)) => match holds(*op, *lhs, false) {
+                    Some(c) => (f, c),
+                    None => continue,
+                },
+                _ => continue,
+            },
+            ExprKind::Call {
+                target: Some(target),
+                function,
+                args,
+                ..
+            } if matches!(
+                &**function,
+                "startsWith" | "endsWith" | "contains" | "matches"
+            ) && args.len() == 1 =>
+            {
+                match (field(*target), text(args[0])) {
+                    (Some(f), Some(i)) => (f, Compared::Text(i)),
+                    _ => continue,
+                }
+            }
+            _ => continue,
+        };
+        if !out.iter().any(|(f, _)| *f == pair.0) {
+            out.push(pair);
+        }
+    }
+    out
 }
 
 /// Every constant key of the objects below `slot`.

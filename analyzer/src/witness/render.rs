@@ -8,7 +8,7 @@
 
 use std::fmt::Write as _;
 
-use super::plan::{Kind, Slot, Template};
+use super::plan::{Compared, Kind, Slot, Template};
 use super::text::{self, Measure};
 use crate::EventBounds;
 
@@ -111,9 +111,12 @@ const SPREADS: [Spread; 12] = [
 ];
 
 /// How many bytes the elements a list holds before its largest constant index may take (with
-/// their commas): a filter reading `l[100000]` gets a list that ends before it (its read fails
-/// as on any shorter list), and one reading `l[1000]` of a list of objects gets one that fits
-/// the attributes' bound. Elements `0` reach index 1,024.
+/// their commas) when the attributes' bound is not enough for all of them: a filter reading
+/// `l[100000]` gets a list that ends before it (its read fails as on any shorter list), and one
+/// reading `l[1000]` of a list of objects gets one that fits the attributes' bound. Elements
+/// `0` reach index 1,024. When the attributes' least size with every constant index written
+/// out (the elements before each within the attributes' bound) fits the bound, that is the
+/// event: `l[2000]` after 2,000 elements `0` (`Renderer::event`).
 const MAX_BEFORE_INDEX: u64 = 2048;
 
 /// Number of scalar choices besides the literals.
@@ -272,8 +275,11 @@ pub(crate) fn text_joined(t: &Template, literal: usize, separator: usize, spaced
 /// render it with every leaf the empty string (`{"name":""}`, which ends
 /// `items.all(x, x.name.size() > 3)`) or the number 0, each literal after or before one filler
 /// character, and every scalar but the slot's own number (the literals among
-/// them, `0`, `true`, `false`…), and last the element with every string leaf each literal
-/// exactly (`{"name":"a"}`, which ends `items.exists(x, x.name == 'a')`).
+/// them, `0`, `true`, `false`…), the element with every string leaf each literal
+/// exactly (`{"name":"a"}`, which ends `items.exists(x, x.name == 'a')`), and last, when the
+/// expression compares fields with literals, the element with every string leaf under such a
+/// field the literal compared with it and the others empty (`{"kind":"b","name":"a"}`, which
+/// ends `items.exists(x, x.name == 'a' && x.kind == 'b')`).
 /// After many elements on which the predicate errors (`0` for a string test), a tail that
 /// decides the loop (`''` makes `f.size() > 3` false and ends an `all` without the error;
 /// `'v'` makes `t.startsWith('v')` true and ends an `exists`) makes an event the filter runs on
@@ -281,7 +287,7 @@ pub(crate) fn text_joined(t: &Template, literal: usize, separator: usize, spaced
 /// (`eval/loops.rs`, `quantifier`).
 pub(crate) fn tail_options(t: &Template) -> usize {
     if t.quantified {
-        TAILS + 3 * t.strings.len() + scalar_options(t) - 1
+        TAILS + 3 * t.strings.len() + scalar_options(t) - 1 + usize::from(!t.compared.is_empty())
     } else {
         1
     }
@@ -326,9 +332,13 @@ pub(crate) const SPREAD_SMALL: u8 = 1;
 pub(crate) const SPREAD_BALANCED: u8 = 11;
 
 /// Renders events from one template.
+#[derive(Clone)]
 pub(crate) struct Renderer<'t> {
     pub(crate) template: &'t Template,
     pub(crate) choices: &'t Choices,
+    /// How many bytes the elements before a list's largest constant index may take
+    /// ([`MAX_BEFORE_INDEX`], or the attributes' bound).
+    before_index: u64,
     fillers: Vec<char>,
     /// The characters generated keys are made of: none of a literal's, so that no key equals a
     /// literal or a key joined with one (`k == j + 'x'` never holds and never stops a loop).
@@ -352,6 +362,7 @@ impl<'t> Renderer<'t> {
         Renderer {
             template,
             choices,
+            before_index: MAX_BEFORE_INDEX,
             fillers,
             key_chars,
         }
@@ -359,6 +370,22 @@ impl<'t> Renderer<'t> {
 
     /// The event's compact JSON within `bounds`.
     pub(crate) fn event(&self, bounds: &EventBounds) -> String {
+        // Every constant index written out when the attributes' least size allows it
+        // (`l[2000]` after 2,000 elements `0`), else those within `MAX_BEFORE_INDEX` bytes.
+        // Only for a template with such a list (one rendering more per candidate).
+        if bounds.attributes > self.before_index && reaches(&self.template.attributes, &|i| i > 0) {
+            let wide = Renderer {
+                before_index: bounds.attributes,
+                ..self.clone()
+            };
+            if wide.least(&self.template.attributes) <= bounds.attributes {
+                return wide.event_within(bounds);
+            }
+        }
+        self.event_within(bounds)
+    }
+
+    fn event_within(&self, bounds: &EventBounds) -> String {
         let t = self.template;
         let mut out = String::from("{");
         for (i, (name, slot)) in crate::eval::HEADER_FIELDS
@@ -681,6 +708,15 @@ impl<'t> Renderer<'t> {
             _ if i < TAILS + 2 * strings.len() + scalar_options(self.template) - 1 => {
                 self.scalar(element, i - TAILS - 2 * strings.len() + 1)
             }
+            _ if i + 1 - TAILS - 2 * strings.len() - scalar_options(self.template)
+                == strings.len() =>
+            {
+                let mut leaves = Choices::first(self.template);
+                set_compared_leaves(element, None, self.template, &mut leaves);
+                let mut out = String::new();
+                Renderer::new(self.template, &leaves).render(element, 0, &mut out);
+                return Some(out);
+            }
             _ => {
                 let j = i + 1 - TAILS - 2 * strings.len() - scalar_options(self.template);
                 let exact = u8::try_from(TEXTS + LITERAL_TEXTS * j).unwrap_or(0);
@@ -813,7 +849,7 @@ impl<'t> Renderer<'t> {
         let at: Vec<&(i64, Slot)> = slot
             .at
             .iter()
-            .filter(|(i, _)| before(*i).is_ok_and(|b| b <= MAX_BEFORE_INDEX))
+            .filter(|(i, _)| before(*i).is_ok_and(|b| b <= self.before_index))
             .collect();
         let mut growers: Vec<(usize, f64)> = at
             .iter()
@@ -829,9 +865,21 @@ impl<'t> Renderer<'t> {
         }
         // Nothing iterates the list, but a function of the whole may read all its elements
         // (`a[0] in a`): with `Distinct`, the indexed ones share half the bytes and as many of
-        // the slot's scalar as fit follow them.
-        let trailing = slot.element.is_none() && spread == Spread::Distinct;
-        let budget_at = if trailing { budget / 2 } else { budget };
+        // the slot's scalar as fit follow them; with `Small(n)`, each takes `n` bytes more than
+        // its least (`[0]`: `in` charges every element at the needle's size, up to the list's)
+        // and the elements after them the rest.
+        let trailing =
+            slot.element.is_none() && matches!(spread, Spread::Distinct | Spread::Small(_));
+        let budget_at = match spread {
+            _ if !trailing => budget,
+            Spread::Small(n) => {
+                for (_, w) in &mut growers {
+                    *w = 1.0;
+                }
+                n.saturating_mul(growers.len() as u64).min(budget)
+            }
+            _ => budget / 2,
+        };
         let rest = at.len();
         if let Some(element) = &slot.element {
             growers.push((rest, element.weight));
@@ -1233,6 +1281,61 @@ impl<'t> Renderer<'t> {
 /// Every leaf below `slot` (a slot with no members, elements or values) made the empty string,
 /// or the number 0 when `zero`, where its kinds allow; a string leaf takes the text option
 /// `text` (the empty string, a literal exactly).
+/// Whether `slot` or a slot below it is a list read at a constant index `far` says is.
+fn reaches(slot: &Slot, far: &dyn Fn(i64) -> bool) -> bool {
+    slot.at.iter().any(|(i, _)| far(*i))
+        || slot.keys.iter().any(|(_, c)| reaches(c, far))
+        || [&slot.element, &slot.value, &slot.member]
+            .into_iter()
+            .flatten()
+            .any(|c| reaches(c, far))
+        || slot.at.iter().any(|(_, c)| reaches(c, far))
+}
+
+/// Every leaf below `slot` (reached under the constant key `key`, if any) what the comparison
+/// of that key with a literal holds on ([`Template::compared`]): the string literal exactly, or
+/// the integer literal or a neighbour; any other string leaf empty.
+fn set_compared_leaves(slot: &Slot, key: Option<&str>, t: &Template, choices: &mut Choices) {
+    let leaf = slot.keys.is_empty()
+        && slot.element.is_none()
+        && slot.value.is_none()
+        && slot.member.is_none()
+        && slot.at.is_empty();
+    if leaf {
+        let compared = key
+            .and_then(|key| t.compared.iter().find(|(f, _)| f == key))
+            .map(|(_, c)| *c);
+        let kind = |kind: Kind| slot.kinds.iter().position(|k| *k == kind);
+        match (compared, kind(Kind::Scalar), kind(Kind::Str)) {
+            (Some(Compared::Int(j, more)), Some(i), _) => {
+                choices.kind[slot.id] = u8::try_from(i).unwrap_or(0);
+                let option = SCALARS + t.strings.len() + 3 * j + usize::from(more);
+                choices.scalar[slot.id] = u8::try_from(option).unwrap_or(0);
+            }
+            (Some(Compared::Text(j)), _, Some(i)) => {
+                choices.kind[slot.id] = u8::try_from(i).unwrap_or(0);
+                choices.text[slot.id] = u8::try_from(TEXTS + LITERAL_TEXTS * j).unwrap_or(0);
+            }
+            (_, _, Some(i)) => {
+                choices.kind[slot.id] = u8::try_from(i).unwrap_or(0);
+                choices.text[slot.id] = TEXT_EMPTY;
+            }
+            _ => {}
+        }
+    }
+    for (key, child) in &slot.keys {
+        set_compared_leaves(child, Some(key), t, choices);
+    }
+    for child in [&slot.element, &slot.value, &slot.member]
+        .into_iter()
+        .flatten()
+        .map(Box::as_ref)
+        .chain(slot.at.iter().map(|(_, c)| c))
+    {
+        set_compared_leaves(child, None, t, choices);
+    }
+}
+
 fn set_leaves(slot: &Slot, zero: bool, text: u8, choices: &mut Choices) {
     let leaf = slot.keys.is_empty()
         && slot.element.is_none()
