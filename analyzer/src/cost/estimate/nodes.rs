@@ -41,7 +41,10 @@ impl Walker<'_> {
         // A non-negative int literal names one element of a list (version 6): elements at two
         // different such indices are different elements.
         let at = int_literal(self.ast, index).filter(|&i| i >= 0 && self.model.indexes_apart());
-        let shape = self.index(&op.shape, &ix.shape, key, at);
+        // The bare variable of a loop over `lists.range(n)` names a different element of a list
+        // at every iteration (version 7).
+        let ranged = self.range_loop_of(index);
+        let shape = self.index(&op.shape, &ix.shape, key, at, ranged);
         let lookup = calls::key_lookup(self, &op.shape, &ix.shape);
         Val {
             max: op.max.add(&ix.max).add(&lookup),
