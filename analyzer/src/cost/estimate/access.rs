@@ -138,15 +138,13 @@ impl Walker<'_> {
             let s = match alt {
                 Shape::List(l) => l.elem.clone(),
                 Shape::Map(m) => m.val.clone(),
-                Shape::Json(v) => match (key, at) {
-                    (Some(k), _) => Shape::Json(self.parts.key(*v, k)),
-                    (None, Some(i)) if !self.parts.part(*v).object => {
+                Shape::Json(v) => match (key, at, ranged.filter(|&f| self.fixed_during(*v, f))) {
+                    (Some(k), _, _) => Shape::Json(self.parts.key(*v, k)),
+                    (None, Some(i), _) if !self.parts.part(*v).object => {
                         Shape::Json(self.parts.at(*v, i))
                     }
-                    (None, None) if ranged.is_some_and(|f| self.fixed_during(*v, f)) => {
-                        Shape::Json(self.range_element(ranged.unwrap_or_default(), *v))
-                    }
-                    (None, _) => match self.entry_key(index, *v) {
+                    (None, None, Some(frame)) => Shape::Json(self.range_element(frame, *v)),
+                    (None, _, _) => match self.entry_key(index, *v) {
                         Some(value) => Shape::Json(value),
                         None => Shape::Json(self.parts.member(*v)),
                     },
