@@ -903,6 +903,7 @@ fn range_indexed_events(n: usize) -> Vec<Value> {
         equal(2),
         fill(|m| json!({ "a": vec![0; m] })),
         fill(|m| json!({ "a": vec!["z"; m] })),
+        fill(|m| json!({ "a": "z".repeat(m) })),
         fill(move |m| json!({ "a": vec![vec![0; m / n.max(1)]; n] })),
         fill(
             move |m| json!({ "a": vec!["z".repeat(m / (2 * n.max(1))); n], "b": "z".repeat(m / 2) }),
@@ -911,6 +912,20 @@ fn range_indexed_events(n: usize) -> Vec<Value> {
             move |m| json!({ "a": vec!["z".repeat(m / (2 * n.max(1))); n], "b": vec!["z".repeat(m / (2 * n.max(1))); n] }),
         ),
     ]
+}
+
+/// The estimate of `source` and the most the metered evaluator charges over `events` with this
+/// text, each checked against the estimate.
+fn estimate_and_best_with_text(source: &str, events: &[Value], text: &str) -> (u64, u64) {
+    let max = check_filter(source, &Options::default())
+        .cost
+        .expect("estimated")
+        .max;
+    let mut best = 0;
+    for attributes in events {
+        best = best.max(assert_sound(source, attributes, text, "").0);
+    }
+    (max, best)
 }
 
 /// The estimate of `source` under cost-model version 6 (which priced `L[i]` in a loop over
@@ -1018,6 +1033,52 @@ fn range_indexed_lists_stay_sound_in_every_form() {
                 assert_sound(source, attributes, &text, "");
             }
         }
+    }
+    // A range as long as a size computed at run time (version 7: at most the value's bytes, a
+    // list's or a map's length; version 6: unbounded).
+    let events = range_indexed_events(100);
+    // The second number: how far above the heaviest event the estimate may be (in tenths), or
+    // 0 where these events are not the heaviest (`size(event.attributes)` counts its entries).
+    for (source, factor) in [
+        (
+            "lists.range(size(event.attributes.a)).all(i, event.attributes.a[i].contains('x'))",
+            30,
+        ),
+        (
+            "lists.range(event.attributes.a.size()).exists(i, event.attributes.a[i] + 'y' == 'x')",
+            30,
+        ),
+        (
+            // 8,190 iterations at a traversal of the text each (the count of a string's
+            // characters), where one-byte strings give 2,047 that reach the text: 4×.
+            "lists.range(size(event.attributes.a)).exists(i, event.text.contains(event.attributes.a[i]))",
+            45,
+        ),
+        (
+            "lists.range(size(event.attributes.a)).map(i, i).size() > 0",
+            30,
+        ),
+        ("lists.range(size(event.attributes)).all(i, i >= 0)", 0),
+        (
+            "lists.range(size(event.text)).exists(i, event.attributes.a[i] == 'x')",
+            30,
+        ),
+        (
+            "lists.range(size([event.text, event.text])).exists(i, event.attributes.a[i] == event.text)",
+            0,
+        ),
+        (
+            "lists.range(size(event.attributes.a.map(x, x))).all(i, event.attributes.a[i] != 'x')",
+            30,
+        ),
+    ] {
+        let (max, best) = estimate_and_best_with_text(source, &events, &text);
+        assert!(max < u64::MAX, "{source}");
+        assert!(estimate_v6(source) == u64::MAX, "{source}");
+        assert!(
+            factor == 0 || max * 10 <= best * factor,
+            "{source}: {max} against {best}"
+        );
     }
     // Nested range loops over one list are never priced below the nested loops over the list
     // itself once the ranges are as long as the list can be.

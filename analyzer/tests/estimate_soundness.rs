@@ -261,6 +261,8 @@ const FILTERS: &[&str] = &[
     "lists.range(1000).exists_one(i, event.attributes.labels[i] == event.attributes.a[i % 2])",
     "event.attributes.m.exists(k, v, lists.range(50).exists(i, v[i] == k))",
     "event.exists(k, v, type(v) == string && v.contains(k))",
+    "lists.range(size(event.attributes.a)).all(i, event.attributes.a[i].contains('x'))",
+    "lists.range(event.attributes.labels.size()).exists(i, event.text.contains(event.attributes.labels[i]))",
 ];
 
 #[test]

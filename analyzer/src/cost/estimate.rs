@@ -102,6 +102,7 @@ pub fn estimate(checked: &Checked, env: &Env, options: &Options) -> Estimate {
         nodes: vec![None; ast.len()],
         depth: 0,
         last_list_items: None,
+        last_size: None,
     };
     let root = ast.root();
     let val = walker.visit(root);
@@ -192,6 +193,9 @@ pub(crate) struct Walker<'a> {
     /// The element shapes of the list literal visited last, in order (read by `format` on a
     /// literal pattern, whose argument is visited last).
     last_list_items: Option<Vec<Shape>>,
+    /// The operand of the `size` call visited last and a bound of its value (read by
+    /// `lists.range(size(x))`, whose argument is visited last; version 7).
+    last_size: Option<(NodeId, Option<Poly>)>,
 }
 
 impl Walker<'_> {

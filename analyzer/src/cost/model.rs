@@ -147,6 +147,13 @@ impl CostModel {
         self.version >= 7
     }
 
+    /// Whether `lists.range(size(x))` is a list of at most as many elements as `size(x)` can be
+    /// (version 7 on: `x`'s bytes for a JSON value, its bound for a string, its length for a
+    /// list or a map), rather than of an unbounded length like any length computed at run time.
+    pub(crate) const fn bounds_sized_ranges(self) -> bool {
+        self.version >= 7
+    }
+
     /// The allocation charge of the container of a list a library function builds
     /// ([`table::ALLOC_PER_LIST`], version 4 on; earlier versions charged none).
     pub const fn list_alloc(self) -> u64 {
