@@ -474,7 +474,7 @@ impl ExprGen<'_, '_> {
             // elements its variable reaches over the list), beside other indices of it.
             10 => format!(
                 "lists.range({}).{}(i, {})",
-                self.c.pick(&["100", "4096", "100000"]),
+                self.c.pick(&["100", "4096", "100000", "size(event.attributes.strs)", "size(event.text)"]),
                 self.c.pick(&["exists", "all", "exists_one"]),
                 self.c.pick(&[
                     "event.text.contains(event.attributes.strs[i])",

@@ -702,9 +702,15 @@ impl<'r> Gen<'r> {
             }
             Shape::Message => format!("Msg{{f: {}}} == Msg{{}}", self.leaf(&Type::Int)),
             Shape::RangeIndex => {
-                let n = self.rng.pick(&["0", "1", "3", "10", "100", "1000", "4096"]);
                 let other = self.rng.pick(KEYS);
                 let list = format!("event.attributes.{key}");
+                // A literal length, or a size computed at run time (version 7 bounds it).
+                let sized = format!("size({list})");
+                let n = match self.rng.below(9) {
+                    7 => sized.as_str(),
+                    8 => "size(event.text)",
+                    _ => self.rng.pick(&["0", "1", "3", "10", "100", "1000", "4096"]),
+                };
                 let (i, body) = self.scoped(Type::Int, |g| {
                     let i = g.scopes.last().map(|s| s.0.clone()).unwrap_or_default();
                     let at = format!("{list}[{i}]");
