@@ -375,12 +375,12 @@ fn compare_model_shows_an_earlier_carried_version() {
     assert_eq!(code, 0, "{stdout}");
     let lines: Vec<&str> = stdout.lines().collect();
     assert_eq!(lines.len(), 2, "{stdout}");
-    assert!(lines[0].starts_with("cost model 6 (current): "), "{stdout}");
+    assert!(lines[0].starts_with("cost model 7 (current): "), "{stdout}");
     assert!(lines[1].starts_with("cost model 3: "), "{stdout}");
     let (code, v) = json(&["--compare-model", "3", source]);
     assert_eq!(code, 0);
     let models = v["models"].as_array().unwrap();
-    assert_eq!(models[0]["version"], 6);
+    assert_eq!(models[0]["version"], 7);
     assert_eq!(models[1]["version"], 3);
     let max = |m: &serde_json::Value| m["cost"]["max"].as_u64().unwrap();
     assert!(max(&models[0]) > max(&models[1]), "{v}");
@@ -394,7 +394,7 @@ fn compare_model_shows_what_version_5_tightened() {
     let (code, v) = json(&["--compare-model", "4", source]);
     assert_eq!(code, 0, "{v}");
     let models = v["models"].as_array().unwrap();
-    assert_eq!(models[0]["version"], 6);
+    assert_eq!(models[0]["version"], 7);
     assert_eq!(models[1]["version"], 4);
     let max = |m: &serde_json::Value| m["cost"]["max"].as_u64().unwrap();
     assert!(max(&models[0]) < 100_000, "{v}");
@@ -409,7 +409,7 @@ fn compare_model_shows_what_version_6_tightened() {
     let (code, v) = json(&["--compare-model", "5", source]);
     assert_eq!(code, 0, "{v}");
     let models = v["models"].as_array().unwrap();
-    assert_eq!(models[0]["version"], 6);
+    assert_eq!(models[0]["version"], 7);
     assert_eq!(models[1]["version"], 5);
     let max = |m: &serde_json::Value| m["cost"]["max"].as_u64().unwrap();
     assert!(max(&models[0]) < 1_000_000, "{v}");
@@ -425,13 +425,28 @@ fn compare_model_shows_what_version_6_tightened() {
     assert!(max(&models[1]) > 600_000, "{v}");
 }
 
+/// `--compare-model 6`: version 7 sums a list indexed by a `lists.range` loop's variable over
+/// the list, so a filter version 6 refused is accepted now.
+#[test]
+fn compare_model_shows_what_version_7_tightened() {
+    let source = "lists.range(1000).exists(i, event.attributes.a[i] + 'y' == 'x')";
+    let (code, v) = json(&["--compare-model", "6", source]);
+    assert_eq!(code, 0, "{v}");
+    let models = v["models"].as_array().unwrap();
+    assert_eq!(models[0]["version"], 7);
+    assert_eq!(models[1]["version"], 6);
+    let max = |m: &serde_json::Value| m["cost"]["max"].as_u64().unwrap();
+    assert!(max(&models[0]) < 50_000, "{v}");
+    assert!(max(&models[1]) > 9_000_000, "{v}");
+}
+
 #[test]
 fn compare_model_names_the_carried_versions() {
     let (code, stdout, stderr) = ozcheck(&["filter", "--compare-model", "1", "event.text == 'a'"]);
     assert_eq!(code, 2);
     assert!(stdout.is_empty());
     assert!(
-        stderr.contains("does not carry cost-model version 1; it carries versions 3, 4, 5, 6"),
+        stderr.contains("does not carry cost-model version 1; it carries versions 3, 4, 5, 6, 7"),
         "{stderr}"
     );
 }

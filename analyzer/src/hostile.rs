@@ -391,7 +391,7 @@ impl ExprGen<'_, '_> {
     /// Shapes that multiply work or size: doubling chains, comprehensions over big ranges,
     /// patterns from the event applied in loops.
     fn amplifier(&mut self, d: u32) -> String {
-        match self.c.below(11) {
+        match self.c.below(12) {
             0 => {
                 let n = 1 + self.c.below(12);
                 let mut s = format!("[{}]", self.expr(d));
@@ -468,6 +468,20 @@ impl ExprGen<'_, '_> {
                     "k in event.attributes",
                     "event.attributes[?k].hasValue()",
                     "k == event.text",
+                ])
+            ),
+            // A list read at the indices of a long range (cost-model version 7 sums the
+            // elements its variable reaches over the list), beside other indices of it.
+            10 => format!(
+                "lists.range({}).{}(i, {})",
+                self.c.pick(&["100", "4096", "100000", "size(event.attributes.strs)", "size(event.text)"]),
+                self.c.pick(&["exists", "all", "exists_one"]),
+                self.c.pick(&[
+                    "event.text.contains(event.attributes.strs[i])",
+                    "event.attributes.strs[i] + event.text == event.attributes.strs[i + 1]",
+                    "lists.range(4096).exists(j, event.attributes.strs[i] == event.attributes.strs[j])",
+                    "event.attributes.nums[i] == event.attributes.strs[i]",
+                    "event.attributes.strs[i].matches(event.subject)",
                 ])
             ),
             _ => {

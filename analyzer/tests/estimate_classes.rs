@@ -886,3 +886,254 @@ fn format_prices_typed_elements_and_decimal_json_values() {
         assert_sound(source, &hostile, "", "");
     }
 }
+
+/// Hostile attributes for a list `a` read at the indices `0 … n − 1` of a `lists.range(n)`
+/// loop (with a list `b` beside it in some): one element taking everything, `n` (and `n + 1`,
+/// and `2n`) equal elements filling the bytes, the most elements `0` or `"z"`, elements that
+/// are lists (deep equality walks them), two halves, and `a` shared evenly with a string `b`.
+/// No string holds `x` or `y`, so `contains('x')` and `== 'x'` never stop a loop early.
+fn range_indexed_events(n: usize) -> Vec<Value> {
+    let equal =
+        |count: usize| fill(move |m| json!({ "a": vec!["z".repeat(m / count.max(1)); count] }));
+    vec![
+        fill(|m| json!({ "a": ["z".repeat(m)] })),
+        equal(n),
+        equal(n + 1),
+        equal(2 * n),
+        equal(2),
+        fill(|m| json!({ "a": vec![0; m] })),
+        fill(|m| json!({ "a": vec!["z"; m] })),
+        fill(|m| json!({ "a": "z".repeat(m) })),
+        fill(move |m| json!({ "a": vec![vec![0; m / n.max(1)]; n] })),
+        fill(
+            move |m| json!({ "a": vec!["z".repeat(m / (2 * n.max(1))); n], "b": "z".repeat(m / 2) }),
+        ),
+        fill(
+            move |m| json!({ "a": vec!["z".repeat(m / (2 * n.max(1))); n], "b": vec!["z".repeat(m / (2 * n.max(1))); n] }),
+        ),
+    ]
+}
+
+/// The estimate of `source` and the most the metered evaluator charges over `events` with this
+/// text, each checked against the estimate.
+fn estimate_and_best_with_text(source: &str, events: &[Value], text: &str) -> (u64, u64) {
+    let max = check_filter(source, &Options::default())
+        .cost
+        .expect("estimated")
+        .max;
+    let mut best = 0;
+    for attributes in events {
+        best = best.max(assert_sound(source, attributes, text, "").0);
+    }
+    (max, best)
+}
+
+/// The estimate of `source` under cost-model version 6 (which priced `L[i]` in a loop over
+/// `lists.range(n)` at a member as large as the whole list on every iteration).
+fn estimate_v6(source: &str) -> u64 {
+    let options = Options {
+        model: ozcheck_analyzer::cost::CostModel::FULL
+            .with_version(6)
+            .expect("carried"),
+        ..Options::default()
+    };
+    check_filter(source, &options).cost.expect("estimated").max
+}
+
+/// Rule (version 7): in a loop over `lists.range(n)`, a list indexed by the loop's bare variable
+/// gives a different element at every iteration (the range's values are distinct), so the loop
+/// sums the elements over the list's bytes as a loop over the list does: version 6 priced each
+/// of the `n` iterations at an element as large as the whole list (`a[i].contains('x')` at
+/// n = 100: 82,955 against 1,834 metered; `event.text.contains(a[i])` at n = 30: 40,292,735,
+/// refused, against 1,342,716). Every hostile event is metered against the estimate, and the
+/// estimate stays within a small factor of the heaviest, where version 6's did not.
+#[test]
+fn a_list_indexed_by_a_range_loops_variable_sums_over_the_list() {
+    let text = "y".repeat(16 * 1024);
+    for n in [3usize, 10, 30, 100, 1000] {
+        let events = range_indexed_events(n);
+        for (shape, factor) in [
+            ("event.attributes.a[i].contains('x')", 20),
+            ("event.attributes.a[i] + 'y' == 'x'", 20),
+            ("event.text.contains(event.attributes.a[i])", 20),
+        ] {
+            let source = format!("lists.range({n}).exists(i, {shape})");
+            let max = check_filter(&source, &Options::default())
+                .cost
+                .expect("estimated")
+                .max;
+            let mut best = 0;
+            for attributes in &events {
+                best = best.max(assert_sound(&source, attributes, &text, "").0);
+            }
+            assert!(max * 10 <= best * factor, "{source}: {max} against {best}");
+            if n >= 10 {
+                let old = estimate_v6(&source);
+                assert!(
+                    old * 10 > best * factor,
+                    "{source}: version 6 {old}, {best}"
+                );
+            }
+        }
+    }
+}
+
+/// Version 7's rule in every form it applies to, and the indices it must not apply to (each
+/// metered on hostile events): `map`, `filter`, `exists_one`, `all`, the two-variable forms, two
+/// lists indexed by one variable, a list indexed by two nested range loops (never below the
+/// loops over the list itself at as many iterations), an index past the variable (`i + 1`,
+/// `i % 2`, an index of an index), an inner loop over the list and the range over a size
+/// computed at run time.
+#[test]
+fn range_indexed_lists_stay_sound_in_every_form() {
+    let text = "y".repeat(16 * 1024);
+    for n in [3usize, 100, 1000] {
+        let events = range_indexed_events(n);
+        let sources = [
+            format!("lists.range({n}).map(i, event.attributes.a[i] + 'y').exists(w, w == 'x')"),
+            format!("lists.range({n}).filter(i, event.attributes.a[i].contains('x')).size() > 0"),
+            format!("lists.range({n}).exists_one(i, event.attributes.a[i] == event.attributes.b)"),
+            format!("lists.range({n}).all(i, event.attributes.a[i].contains('x') == false)"),
+            format!(
+                "lists.range({n}).all(i, v, event.attributes.a[v] + event.attributes.a[i] != 'x')"
+            ),
+            format!("lists.range({n}).exists(i, v, event.text.contains(event.attributes.a[v]))"),
+            format!(
+                "lists.range({n}).exists(i, event.attributes.a[i] + event.attributes.b[i] == 'x')"
+            ),
+            format!("lists.range({n}).exists(i, event.attributes.a[i] == event.attributes.b[i])"),
+            format!(
+                "lists.range({n}).exists(i, lists.range({n}).exists(j, \
+                 event.attributes.a[i] == event.attributes.a[j] && i != j))"
+            ),
+            format!(
+                "lists.range({n}).exists(i, lists.range({n}).exists(j, \
+                 event.attributes.a[i].contains(event.attributes.a[j])))"
+            ),
+            format!(
+                "lists.range({n}).exists(i, event.attributes.a[i].contains(event.attributes.a[i + 1]))"
+            ),
+            format!("lists.range({n}).exists(i, event.attributes.a[i % 2].contains('x'))"),
+            format!(
+                "lists.range({n}).exists(i, event.attributes.a[i].contains(event.attributes.a[0]))"
+            ),
+            format!("lists.range({n}).exists(i, event.attributes.a[i][i] == 'x')"),
+            format!(
+                "lists.range({n}).exists(i, event.attributes.a.exists(x, \
+                 event.attributes.a[i] + x == 'x'))"
+            ),
+            format!("lists.range({n}).exists(i, event.attributes.a[i].exists(x, x == 'x'))"),
+            format!(
+                "event.attributes.a.exists(x, lists.range({n}).exists(i, \
+                 event.attributes.a[i] == x))"
+            ),
+        ];
+        for source in &sources {
+            for attributes in &events {
+                assert_sound(source, attributes, &text, "");
+            }
+        }
+    }
+    // A range as long as a size computed at run time (version 7: at most the value's bytes, a
+    // list's or a map's length; version 6: unbounded).
+    let events = range_indexed_events(100);
+    // The second number: how far above the heaviest event the estimate may be (in tenths), or
+    // 0 where these events are not the heaviest (`size(event.attributes)` counts its entries).
+    for (source, factor) in [
+        (
+            "lists.range(size(event.attributes.a)).all(i, event.attributes.a[i].contains('x'))",
+            30,
+        ),
+        (
+            "lists.range(event.attributes.a.size()).exists(i, event.attributes.a[i] + 'y' == 'x')",
+            30,
+        ),
+        (
+            // 8,190 iterations at a traversal of the text each (the count of a string's
+            // characters), where one-byte strings give 2,047 that reach the text: 4×.
+            "lists.range(size(event.attributes.a)).exists(i, event.text.contains(event.attributes.a[i]))",
+            45,
+        ),
+        (
+            "lists.range(size(event.attributes.a)).map(i, i).size() > 0",
+            30,
+        ),
+        ("lists.range(size(event.attributes)).all(i, i >= 0)", 0),
+        (
+            "lists.range(size(event.text)).exists(i, event.attributes.a[i] == 'x')",
+            30,
+        ),
+        (
+            "lists.range(size([event.text, event.text])).exists(i, event.attributes.a[i] == event.text)",
+            0,
+        ),
+        (
+            "lists.range(size(event.attributes.a.map(x, x))).all(i, event.attributes.a[i] != 'x')",
+            30,
+        ),
+    ] {
+        let (max, best) = estimate_and_best_with_text(source, &events, &text);
+        assert!(max < u64::MAX, "{source}");
+        assert!(estimate_v6(source) == u64::MAX, "{source}");
+        assert!(
+            factor == 0 || max * 10 <= best * factor,
+            "{source}: {max} against {best}"
+        );
+    }
+    // Nested range loops over one list are never priced below the nested loops over the list
+    // itself once the ranges are as long as the list can be.
+    let over_ranges = check_filter(
+        "lists.range(4096).exists(i, lists.range(4096).exists(j, \
+         event.attributes.a[i] == event.attributes.a[j]))",
+        &Options::default(),
+    )
+    .cost
+    .expect("estimated")
+    .max;
+    let over_list = check_filter(
+        "event.attributes.a.exists(x, event.attributes.a.exists(y, x == y))",
+        &Options::default(),
+    )
+    .cost
+    .expect("estimated")
+    .max;
+    assert!(over_ranges >= over_list, "{over_ranges} < {over_list}");
+}
+
+/// Rule (version 7): the value a two-variable loop over `event` binds is one of its seven
+/// fields, each within its bound, as `event[k]` is: version 6 priced it as unknown, so
+/// `event.exists(k, v, type(v) == string && v.contains(k))` saturated (about 1.3·10¹⁹).
+#[test]
+fn a_loop_over_the_event_binds_its_fields() {
+    let text = "y".repeat(16 * 1024);
+    let action = "z".repeat(256);
+    let attributes = [
+        fill(|m| json!({ "a": "z".repeat(m) })),
+        fill(|m| json!({ "a": vec![0; m] })),
+        json!({}),
+    ];
+    // The last reads the text in the text (2.7 M a pass): bounded, not under the limit.
+    for (source, limit) in [
+        (
+            "event.exists(k, v, type(v) == string && v.contains(k))",
+            1_000_000,
+        ),
+        ("event.all(k, v, string(v).size() > 0)", 1_000_000),
+        ("event.exists(k, v, v == event.text)", 1_000_000),
+        (
+            "event.exists_one(k, v, type(v) == string && event.text.contains(v))",
+            30_000_000,
+        ),
+    ] {
+        let max = check_filter(source, &Options::default())
+            .cost
+            .expect("estimated")
+            .max;
+        assert!(max < limit, "{source}: {max}");
+        for a in &attributes {
+            assert_sound(source, a, &text, &action);
+        }
+    }
+    let old = estimate_v6("event.exists(k, v, type(v) == string && v.contains(k))");
+    assert!(old > 10_000_000_000_000_000_000, "{old}");
+}

@@ -249,6 +249,20 @@ const FILTERS: &[&str] = &[
     "event.attributes.a[0].contains(event.attributes.a[0])",
     "event.attributes.a.exists(x, event.attributes.a[0].contains(x))",
     "event.attributes.a[0] == event.attributes.a[1] && event.attributes.a[1].size() == 2",
+    // Cost-model version 7: a list indexed by a `lists.range` loop's variable, summed over the
+    // list, beside indices the rule leaves alone; the value of a loop over the event.
+    "lists.range(3).exists(i, event.attributes.a[i].contains('x'))",
+    "lists.range(100).exists(i, event.attributes.a[i] + 'y' == 'x')",
+    "lists.range(1000).exists(i, event.text.contains(event.attributes.a[i]))",
+    "lists.range(100).exists(i, event.attributes.a[i].contains(event.attributes.a[i + 1]))",
+    "lists.range(30).exists(i, lists.range(30).exists(j, event.attributes.a[i] == event.attributes.a[j]))",
+    "lists.range(100).map(i, event.attributes.l[i] + 'y').exists(w, w == 'x')",
+    "lists.range(100).all(i, v, event.attributes.a[v] != event.attributes.b[i])",
+    "lists.range(1000).exists_one(i, event.attributes.labels[i] == event.attributes.a[i % 2])",
+    "event.attributes.m.exists(k, v, lists.range(50).exists(i, v[i] == k))",
+    "event.exists(k, v, type(v) == string && v.contains(k))",
+    "lists.range(size(event.attributes.a)).all(i, event.attributes.a[i].contains('x'))",
+    "lists.range(event.attributes.labels.size()).exists(i, event.text.contains(event.attributes.labels[i]))",
 ];
 
 #[test]

@@ -97,10 +97,12 @@ pub fn estimate(checked: &Checked, env: &Env, options: &Options) -> Estimate {
         scopes: Vec::new(),
         multipliers: vec![(Poly::constant(1.0), 1)],
         summing: Vec::new(),
+        ranges: Vec::new(),
         extra_passes: MAX_EXTRA_PASSES,
         nodes: vec![None; ast.len()],
         depth: 0,
         last_list_items: None,
+        last_size: None,
     };
     let root = ast.root();
     let val = walker.visit(root);
@@ -154,6 +156,16 @@ impl Val {
     }
 }
 
+/// A loop over `lists.range(n)` whose variable, used bare as the index of a JSON list, names
+/// an element the loop sums over (cost-model version 7, docs/cost-model.md §4).
+struct RangeLoop {
+    /// The positions in [`Walker::scopes`] of the variables it binds (the index and, in the
+    /// two-variable form, the element: both are `i` at the `i`-th iteration).
+    scopes: std::ops::Range<usize>,
+    /// Its frame in [`Walker::summing`], which collects the elements it indexes.
+    frame: usize,
+}
+
 pub(crate) struct Walker<'a> {
     ast: &'a Ast,
     /// The checker's type of every node.
@@ -166,8 +178,13 @@ pub(crate) struct Walker<'a> {
     /// The joint iteration bound of the comprehensions around the current node.
     multipliers: Vec<(Poly, u64)>,
     /// The element variables of the comprehensions around the current node that sum over
-    /// their elements (outermost first).
-    summing: Vec<Var>,
+    /// their elements (outermost first), one frame per such comprehension: one element for a
+    /// loop over a part, and for a loop over `lists.range(n)` (version 7) the elements its
+    /// variable indexes, one per list, added as the body meets them.
+    summing: Vec<Vec<Var>>,
+    /// The loops over `lists.range(n)` around the current node whose variable indexes a list
+    /// as an element the loop sums over (version 7), innermost last.
+    ranges: Vec<RangeLoop>,
     /// How many more passes over comprehension bodies the per-alternative rule may spend
     /// ([`MAX_EXTRA_PASSES`] per estimate); past it, alternatives are merged.
     extra_passes: usize,
@@ -176,6 +193,9 @@ pub(crate) struct Walker<'a> {
     /// The element shapes of the list literal visited last, in order (read by `format` on a
     /// literal pattern, whose argument is visited last).
     last_list_items: Option<Vec<Shape>>,
+    /// The operand of the `size` call visited last and a bound of its value (read by
+    /// `lists.range(size(x))`, whose argument is visited last; version 7).
+    last_size: Option<(NodeId, Option<Poly>)>,
 }
 
 impl Walker<'_> {
@@ -188,7 +208,7 @@ impl Walker<'_> {
             .filter_map(|v| {
                 self.summing
                     .iter()
-                    .rposition(|x| self.parts.encloses(*x, v))
+                    .rposition(|xs| xs.iter().any(|x| self.parts.encloses(*x, v)))
                     .map(|i| i + 1)
             })
             .max()

@@ -131,6 +131,29 @@ impl CostModel {
         self.version >= 6
     }
 
+    /// Whether a JSON list indexed by the bare variable of a loop over `lists.range(n)` gives an
+    /// element the loop sums over (version 7 on), as a loop over the list itself does: the
+    /// range yields each of `0 … n − 1` once, so the elements its indices reach are different
+    /// elements, whose bytes add up to at most the list's (docs/cost-model.md §4). Earlier
+    /// versions priced every iteration at a member as large as the whole list.
+    pub(crate) const fn sums_range_indices(self) -> bool {
+        self.version >= 7
+    }
+
+    /// Whether the value a two-variable loop over `event` binds is one of the event's seven
+    /// fields, each within its bound (version 7 on), as `event[k]` is, rather than unknown
+    /// (unbounded), which priced `event.exists(k, v, v.contains(k))` past `u64::MAX`.
+    pub(crate) const fn binds_event_fields(self) -> bool {
+        self.version >= 7
+    }
+
+    /// Whether `lists.range(size(x))` is a list of at most as many elements as `size(x)` can be
+    /// (version 7 on: `x`'s bytes for a JSON value, its bound for a string, its length for a
+    /// list or a map), rather than of an unbounded length like any length computed at run time.
+    pub(crate) const fn bounds_sized_ranges(self) -> bool {
+        self.version >= 7
+    }
+
     /// The allocation charge of the container of a list a library function builds
     /// ([`table::ALLOC_PER_LIST`], version 4 on; earlier versions charged none).
     pub const fn list_alloc(self) -> u64 {

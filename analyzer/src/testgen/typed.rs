@@ -51,10 +51,13 @@ pub enum Shape {
     Conversion,
     /// A message literal (the checker refuses it: there are no message types).
     Message,
+    /// A loop over `lists.range(n)` that indexes event lists by its variable (cost-model
+    /// version 7 sums those elements over their list), and by other indices beside it.
+    RangeIndex,
 }
 
 /// Every shape, in the order a run cycles through them.
-pub const SHAPES: [Shape; 10] = [
+pub const SHAPES: [Shape; 11] = [
     Shape::LoopOverEvent,
     Shape::LoopOverNested,
     Shape::IndexByElement,
@@ -65,6 +68,7 @@ pub const SHAPES: [Shape; 10] = [
     Shape::NestedOverBuilt,
     Shape::Conversion,
     Shape::Message,
+    Shape::RangeIndex,
 ];
 
 /// How many times each shape comes in one cycle of foci.
@@ -697,6 +701,51 @@ impl<'r> Gen<'r> {
                 format!("{f}({x}) == {f}({})", self.dyn_leaf())
             }
             Shape::Message => format!("Msg{{f: {}}} == Msg{{}}", self.leaf(&Type::Int)),
+            Shape::RangeIndex => {
+                let other = self.rng.pick(KEYS);
+                let list = format!("event.attributes.{key}");
+                // A literal length, or a size computed at run time (version 7 bounds it).
+                let sized = format!("size({list})");
+                let n = match self.rng.below(9) {
+                    7 => sized.as_str(),
+                    8 => "size(event.text)",
+                    _ => self.rng.pick(&["0", "1", "3", "10", "100", "1000", "4096"]),
+                };
+                let (i, body) = self.scoped(Type::Int, |g| {
+                    let i = g.scopes.last().map(|s| s.0.clone()).unwrap_or_default();
+                    let at = format!("{list}[{i}]");
+                    match g.rng.below(9) {
+                        0 => format!("{at}.contains('x')"),
+                        1 => format!("{at} + 'y' == 'x'"),
+                        2 => format!("event.text.contains({at})"),
+                        3 => format!("{at} == event.attributes.{other}[{i}]"),
+                        4 => format!("{at}.contains({list}[{i} + 1])"),
+                        5 => format!("{at}.size() > 1 && {}", g.expr(&Type::Bool, d)),
+                        6 => {
+                            let (j, inner) = g.scoped(Type::Int, |g| {
+                                let j = g.scopes.last().map(|s| s.0.clone()).unwrap_or_default();
+                                format!("{at} == {list}[{j}]")
+                            });
+                            format!("lists.range({n}).exists({j}, {inner})")
+                        }
+                        7 => {
+                            let (x, inner) = g.scoped(Type::Dyn, |g| {
+                                let x = g.scopes.last().map(|s| s.0.clone()).unwrap_or_default();
+                                format!("{at} == {x}")
+                            });
+                            format!("{list}.exists({x}, {inner})")
+                        }
+                        _ => format!("dyn({at}) == {}", g.dyn_value(d)),
+                    }
+                });
+                match self.rng.below(5) {
+                    0 => format!("lists.range({n}).map({i}, {body}).exists(r, r)"),
+                    1 => format!("lists.range({n}).filter({i}, {body}).size() > 0"),
+                    2 => format!("lists.range({n}).exists_one({i}, {body})"),
+                    3 => format!("lists.range({n}).all({i}, {body})"),
+                    _ => format!("lists.range({n}).exists({i}, {body})"),
+                }
+            }
         }
     }
 }

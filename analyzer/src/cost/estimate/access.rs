@@ -103,7 +103,7 @@ impl Walker<'_> {
     }
 
     /// Any field of an event object, for a key computed at run time.
-    fn any_event_field(&mut self, path: &Rc<str>) -> Shape {
+    pub(super) fn any_event_field(&mut self, path: &Rc<str>) -> Shape {
         let mut out = Shape::Scalar;
         for (i, field) in EVENT_FIELDS.iter().enumerate() {
             let s = self.event_field(path, field);
@@ -122,25 +122,29 @@ impl Walker<'_> {
     /// time: a fresh member part that no loop sums over.
     ///
     /// From version 6 a list indexed by a non-negative int literal `at` gives the element at that
-    /// index, a part disjoint from the elements at other literal indices.
+    /// index, a part disjoint from the elements at other literal indices. From version 7 a list
+    /// indexed by the bare variable of a loop over `lists.range(n)` (`ranged`, that loop's frame
+    /// in [`Walker::summing`]) gives an element that loop sums over ([`Walker::range_element`]).
     pub(super) fn index(
         &mut self,
         operand: &Shape,
         index: &Shape,
         key: Option<&str>,
         at: Option<i64>,
+        ranged: Option<usize>,
     ) -> Shape {
         let mut out: Option<Shape> = None;
         for alt in operand.alternatives() {
             let s = match alt {
                 Shape::List(l) => l.elem.clone(),
                 Shape::Map(m) => m.val.clone(),
-                Shape::Json(v) => match (key, at) {
-                    (Some(k), _) => Shape::Json(self.parts.key(*v, k)),
-                    (None, Some(i)) if !self.parts.part(*v).object => {
+                Shape::Json(v) => match (key, at, ranged.filter(|&f| self.fixed_during(*v, f))) {
+                    (Some(k), _, _) => Shape::Json(self.parts.key(*v, k)),
+                    (None, Some(i), _) if !self.parts.part(*v).object => {
                         Shape::Json(self.parts.at(*v, i))
                     }
-                    (None, _) => match self.entry_key(index, *v) {
+                    (None, None, Some(frame)) => Shape::Json(self.range_element(frame, *v)),
+                    (None, _, _) => match self.entry_key(index, *v) {
                         Some(value) => Shape::Json(value),
                         None => Shape::Json(self.parts.member(*v)),
                     },
@@ -156,6 +160,64 @@ impl Walker<'_> {
             out = Some(out.map_or(s.clone(), |o| o.union(s)));
         }
         out.unwrap_or(Shape::Scalar)
+    }
+
+    /// The loop over `lists.range(n)` whose variable the index node `index` is, bare (an
+    /// identifier that names it, not shadowed by an inner variable), as its frame in
+    /// [`Walker::summing`] (version 7).
+    pub(super) fn range_loop_of(&self, index: NodeId) -> Option<usize> {
+        let ExprKind::Ident {
+            name,
+            rooted: false,
+        } = self.ast.kind(index)
+        else {
+            return None;
+        };
+        let at = self.scopes.iter().rposition(|(n, _)| *n == &**name)?;
+        self.ranges
+            .iter()
+            .rev()
+            .find(|r| r.scopes.contains(&at))
+            .map(|r| r.frame)
+    }
+
+    /// Whether the list part `list` is one list during every iteration of the loop of frame
+    /// `frame`, so that the loop's distinct indices name different elements of it: a list not
+    /// known to be an object, whose chain up to its budget's root holds no member reached by
+    /// a key computed at run time (which may be another member at every iteration) and no
+    /// element but those of loops around that loop (fixed while it runs).
+    fn fixed_during(&self, list: Var, frame: usize) -> bool {
+        if self.parts.part(list).object {
+            return false;
+        }
+        let mut at = Some(list);
+        while let Some(v) = at {
+            let part = self.parts.part(v);
+            match part.kind {
+                PartKind::Member => return false,
+                PartKind::Element if !self.summing[..frame].iter().any(|xs| xs.contains(&v)) => {
+                    return false;
+                }
+                _ => {}
+            }
+            at = part.parent;
+        }
+        true
+    }
+
+    /// The element of `list` that the variable of the loop of frame `frame` names: one part per
+    /// list and loop, whatever expression of the body reads it (at one iteration they all read
+    /// the same element), which the loop sums over (`loops.rs`, `sum_indexed`).
+    fn range_element(&mut self, frame: usize, list: Var) -> Var {
+        if let Some(&y) = self.summing[frame]
+            .iter()
+            .find(|&&y| self.parts.part(y).parent == Some(list))
+        {
+            return y;
+        }
+        let y = self.parts.element(list);
+        self.summing[frame].push(y);
+        y
     }
 
     /// The entry an index names when the index is the key of an entry of `object`: the

@@ -146,21 +146,28 @@ impl<'a> Walker<'a> {
                     }
                 }
                 // An event is a map from its seven field names to their values.
-                Shape::Object(obj, _) if &*obj.name == "event" => {
+                Shape::Object(obj, path) if &*obj.name == "event" => {
                     let longest = EVENT_FIELDS.iter().map(|f| f.len()).max().unwrap_or(0);
                     let shortest = EVENT_FIELDS.iter().map(|f| f.len()).min().unwrap_or(0);
                     let key = Shape::Str {
                         max: Poly::constant(longest as f64),
                         min: shortest as u64,
                     };
-                    // Two variables bind a field's name and its value, which may be any part of
-                    // the event: priced as unknown (unbounded) rather than guessed.
+                    // Two variables bind a field's name and its value. From version 7 the value
+                    // is one of the seven fields, as `event[k]` is (a header, the text or the
+                    // attributes, each within its bound); before, it was priced as unknown
+                    // (unbounded).
+                    let value = if self.model.binds_event_fields() {
+                        self.any_event_field(path)
+                    } else {
+                        Shape::Unknown
+                    };
                     Iteration {
                         count: Poly::constant(EVENT_FIELDS.len() as f64),
                         min_count: EVENT_FIELDS.len() as u64,
                         elem: key.clone(),
                         index: key,
-                        value: Shape::Unknown,
+                        value,
                         sum: None,
                     }
                 }
@@ -399,10 +406,27 @@ impl<'a> Walker<'a> {
             1
         };
         if let Some((x, _)) = plan.sum {
-            self.summing.push(x);
+            self.summing.push(vec![x]);
+        }
+        // A loop over `lists.range(n)` (version 7): its variable, used bare as the index of a
+        // JSON list, names an element the loop sums over ([`Walker::range_element`]).
+        let ranged = plan.sum.is_none() && self.sums_range_indices(c);
+        if ranged {
+            let start = self.scopes.len() - bound;
+            self.ranges.push(super::RangeLoop {
+                scopes: start..self.scopes.len(),
+                frame: self.summing.len(),
+            });
+            self.summing.push(Vec::new());
         }
         let pred = c.predicate.map(|p| self.visit(p));
         let transform = c.transform.map(|t| self.visit(t));
+        let indexed = if ranged {
+            self.ranges.pop();
+            self.summing.pop().unwrap_or_default()
+        } else {
+            Vec::new()
+        };
         if plan.sum.is_some() {
             self.summing.pop();
         }
@@ -483,7 +507,11 @@ impl<'a> Walker<'a> {
             }
             MacroKind::OptMap | MacroKind::OptFlatMap => (0, Poly::constant(UNBOUNDED), 0),
         };
-        let body = self.sum(&per, &plan);
+        let body = if indexed.is_empty() {
+            self.sum(&per, &plan)
+        } else {
+            self.sum_indexed(&per, &plan.count, &indexed)
+        };
         // `all` and `exists` may stop after their first element unless the predicate is a
         // literal that never stops them.
         let never_stops = matches!(
@@ -643,6 +671,65 @@ impl<'a> Walker<'a> {
             }
             None => plan.count.mul(per),
         }
+    }
+
+    /// Whether a comprehension is a loop over `lists.range(n)` whose variable may name
+    /// elements it sums over (version 7, the shared size model): `all`, `exists`, `exists_one`,
+    /// `map`, `filter` and `transformList`, which run their body once per value of the range,
+    /// directly over a call of `lists.range` (whose values `0 … n − 1` are distinct).
+    fn sums_range_indices(&self, c: &Comprehension) -> bool {
+        if !self.model.sums_range_indices() || self.sizes != SizeModel::Shared {
+            return false;
+        }
+        let per_element = matches!(
+            c.kind,
+            MacroKind::All
+                | MacroKind::Exists
+                | MacroKind::ExistsOne
+                | MacroKind::Map
+                | MacroKind::Filter
+                | MacroKind::TransformList
+        );
+        let ExprKind::Call {
+            target,
+            function,
+            args,
+            ..
+        } = self.ast.kind(c.range)
+        else {
+            return false;
+        };
+        per_element
+            && args.len() == 1
+            && crate::check::namespaced(self.ast, *target, function).as_deref()
+                == Some("lists.range")
+    }
+
+    /// Bounds `Σ per` over the iterations of a loop over `lists.range(n)` whose variable named
+    /// the elements `indexed` (each of a list, one per list): the `n` values of the range are
+    /// distinct, so at the `i`-th iteration each `yⱼ` is the `i`-th element of its list, a
+    /// different element at every iteration, and `Σᵢ yᵢⱼ ≤ b_Lⱼ` (docs/cost-model.md §4). Every
+    /// term of `per` in none of them is paid `count` times; every term in some is, summed
+    /// over the iterations, at most the term with each `yⱼ` replaced by its list: for
+    /// non-negative numbers `Σᵢ Πⱼ yᵢⱼ^eⱼ ≤ Πⱼ (Σᵢ yᵢⱼ)^eⱼ` (the right side, expanded,
+    /// holds every term of the left). Parts inside an element are first replaced by it.
+    fn sum_indexed(&self, per: &Poly, count: &Poly, indexed: &[Var]) -> Poly {
+        let mut rest = per.clone();
+        for &y in indexed {
+            rest = self.parts.fold_into(&rest, y);
+        }
+        let mut summed = Poly::zero();
+        for &y in indexed {
+            let (without, with) = rest.split_on(y);
+            summed = summed.add(&with);
+            rest = without;
+        }
+        for &y in indexed {
+            if let Some(list) = self.parts.part(y).parent {
+                summed = summed.substitute(y, list);
+            }
+        }
+        count.mul(&rest).add(&summed)
     }
 
     fn describe_iteration(&self, plan: &Iteration, count_max: f64) -> String {

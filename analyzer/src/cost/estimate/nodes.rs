@@ -41,7 +41,10 @@ impl Walker<'_> {
         // A non-negative int literal names one element of a list (version 6): elements at two
         // different such indices are different elements.
         let at = int_literal(self.ast, index).filter(|&i| i >= 0 && self.model.indexes_apart());
-        let shape = self.index(&op.shape, &ix.shape, key, at);
+        // The bare variable of a loop over `lists.range(n)` names a different element of a list
+        // at every iteration (version 7).
+        let ranged = self.range_loop_of(index);
+        let shape = self.index(&op.shape, &ix.shape, key, at, ranged);
         let lookup = calls::key_lookup(self, &op.shape, &ix.shape);
         Val {
             max: op.max.add(&ix.max).add(&lookup),
@@ -65,6 +68,33 @@ impl Walker<'_> {
         let ids: Vec<NodeId> = target.iter().chain(args).copied().collect();
         self.last_list_items = None;
         let operands: Vec<Val> = ids.iter().map(|&a| self.visit(a)).collect();
+        // `size(x)`: what bounds its value, for a `lists.range` around it (version 7).
+        if function == "size" && qualified.is_none() {
+            if let ([x], [op]) = (ids.as_slice(), operands.as_slice()) {
+                self.last_size = Some((*x, size_bound(&op.shape)));
+            }
+        }
+        if let (Some("lists.range"), [n], [op]) = (qualified.as_deref(), args, operands.as_slice())
+        {
+            if let Some(len) = self.sized_range(*n) {
+                // As for a literal length: the call, the list, and an allocation per element.
+                let fixed = table::CALL + table::LIST_CREATE;
+                let alloc = len
+                    .scale(self.model.alloc(table::ALLOC_PER_ELEMENT) as f64)
+                    .add_const(self.model.list_alloc() as f64);
+                return Val {
+                    max: op.max.add(&alloc).add_const(fixed as f64),
+                    min: op.min.saturating_add(fixed),
+                    shape: Shape::List(Box::new(ListShape {
+                        len,
+                        min_len: 0,
+                        elem: Shape::Scalar,
+                        elem_var: None,
+                        pieces: Vec::new(),
+                    })),
+                };
+            }
+        }
         let list_items = self.last_list_items.take();
         let types: Vec<Type> = ids.iter().map(|&a| self.static_type(a).clone()).collect();
         // `format` on a literal pattern and a list literal (no optional element, so positions
@@ -135,6 +165,34 @@ impl Walker<'_> {
         };
         let function = qualified.as_deref().unwrap_or(function);
         calls::call(self, function, &operands, &types, &literals)
+    }
+
+    /// The length of `lists.range(n)` when `n` is `size(x)` (or `x.size()`) and the size of `x`
+    /// is bounded (version 7): at most `x`'s bytes for a JSON value (a string of `b` bytes has
+    /// fewer characters, a list fewer elements, an object fewer entries), its bound for a
+    /// string, the length of a list or a map. Version 6 priced any length computed at run time
+    /// as unbounded.
+    fn sized_range(&mut self, n: NodeId) -> Option<Poly> {
+        if !self.model.bounds_sized_ranges() {
+            return None;
+        }
+        let ExprKind::Call {
+            target,
+            function,
+            args,
+            ..
+        } = self.ast.kind(n)
+        else {
+            return None;
+        };
+        let operand = match (target, args.as_slice()) {
+            (Some(x), []) | (None, [x]) if &**function == "size" => *x,
+            _ => return None,
+        };
+        match self.last_size.take() {
+            Some((x, bound)) if x == operand => bound,
+            _ => None,
+        }
     }
 
     /// `c ? t : f`: the condition and the dearer branch; the shape is either branch's.
@@ -228,4 +286,24 @@ impl Walker<'_> {
         }
         val
     }
+}
+
+/// An upper bound of `size(x)` for a value of this shape, when there is one: a string's bound
+/// in bytes (never fewer than its characters), a list's or a map's length, a JSON value's
+/// bytes (its string has fewer characters, its list fewer elements, its object fewer entries).
+/// A value `size` is not defined on fails before any list is built, so it bounds nothing.
+fn size_bound(shape: &Shape) -> Option<Poly> {
+    let mut out: Option<Poly> = None;
+    for alt in shape.alternatives() {
+        let len = match alt {
+            Shape::Str { max, .. } => max.clone(),
+            Shape::Json(v) => Poly::var(*v, 1.0),
+            Shape::List(l) => l.len.clone(),
+            Shape::Map(m) => m.len.clone(),
+            Shape::Scalar => continue,
+            Shape::Object(..) | Shape::Unknown | Shape::Union(_) => return None,
+        };
+        out = Some(out.map_or(len.clone(), |o| o.max(&len)));
+    }
+    out
 }
