@@ -449,6 +449,21 @@ impl MacroKind {
         }
     }
 
+    /// Whether the macro runs its body once per element of the range, in order, with nothing
+    /// that grows faster than the count of elements (no sorting, no map built from the
+    /// results): `all`, `exists`, `exists_one`, `map`, `filter`, `transformList`.
+    pub fn runs_once_per_element(self) -> bool {
+        matches!(
+            self,
+            MacroKind::All
+                | MacroKind::Exists
+                | MacroKind::ExistsOne
+                | MacroKind::Map
+                | MacroKind::Filter
+                | MacroKind::TransformList
+        )
+    }
+
     /// Whether the macro's result is a bool that may stop iterating early or not at all.
     pub fn is_quantifier(self) -> bool {
         matches!(

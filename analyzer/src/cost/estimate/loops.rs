@@ -372,15 +372,7 @@ impl<'a> Walker<'a> {
         // `sortBy` and the transforms into a map, whose sorting (`n·log n`) grows faster than
         // the sum over the pieces.
         if let Shape::List(l) = &range.shape {
-            let per_element = matches!(
-                c.kind,
-                MacroKind::All
-                    | MacroKind::Exists
-                    | MacroKind::ExistsOne
-                    | MacroKind::Map
-                    | MacroKind::Filter
-                    | MacroKind::TransformList
-            );
+            let per_element = c.kind.runs_once_per_element();
             if per_element && l.pieces.len() > 1 && l.pieces.len() <= self.extra_passes {
                 self.extra_passes -= l.pieces.len();
                 let pieces = l.pieces.clone();
@@ -681,15 +673,7 @@ impl<'a> Walker<'a> {
         if !self.model.sums_range_indices() || self.sizes != SizeModel::Shared {
             return false;
         }
-        let per_element = matches!(
-            c.kind,
-            MacroKind::All
-                | MacroKind::Exists
-                | MacroKind::ExistsOne
-                | MacroKind::Map
-                | MacroKind::Filter
-                | MacroKind::TransformList
-        );
+        let per_element = c.kind.runs_once_per_element();
         let ExprKind::Call {
             target,
             function,
