@@ -263,6 +263,11 @@ const FILTERS: &[&str] = &[
     "event.exists(k, v, type(v) == string && v.contains(k))",
     "lists.range(size(event.attributes.a)).all(i, event.attributes.a[i].contains('x'))",
     "lists.range(event.attributes.labels.size()).exists(i, event.text.contains(event.attributes.labels[i]))",
+    // Version 8: a filter over the parts of a split counts the parts it can keep.
+    "event.text.split(' ').filter(w, w.startsWith('L')).map(w, w.substring(1)).exists(t, t == 'x')",
+    "event.text.split(' ').filter(w, w.size() > 3).filter(w, w.endsWith('M')).size() > 2",
+    "event.text.split('').filter(w, w == 'a' || w == 'L').exists(t, t == 'x')",
+    "event.text.split('G').filter(w, w != '').sort().map(w, w + w).exists(t, t == 'x')",
 ];
 
 #[test]

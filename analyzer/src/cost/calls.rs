@@ -124,6 +124,7 @@ pub(crate) fn call(
                 elem,
                 elem_var: None,
                 pieces: Vec::new(),
+                spacing: None,
             }));
             consumed = [
                 Val {
@@ -558,6 +559,7 @@ fn addition(w: &Walker<'_>, lhs: &Shape, rhs: &Shape) -> (Poly, u64, Shape) {
             } else {
                 Vec::new()
             },
+            spacing: None,
         }));
         shape = Some(shape.map_or(s.clone(), |k| k.union(s)));
     }

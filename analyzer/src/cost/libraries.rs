@@ -67,6 +67,7 @@ impl Walker<'_> {
                     elem: Shape::Json(x),
                     elem_var: Some(x),
                     pieces: Vec::new(),
+                    spacing: None,
                 })
             }
             _ => shape.as_list(&self.parts).map(|(len, elem)| ListShape {
@@ -75,6 +76,7 @@ impl Walker<'_> {
                 elem,
                 elem_var: None,
                 pieces: Vec::new(),
+                spacing: None,
             }),
         }
     }
@@ -212,6 +214,7 @@ impl Walker<'_> {
                         elem: Shape::Scalar,
                         elem_var: None,
                         pieces: Vec::new(),
+                        spacing: None,
                     }));
                     (
                         cost,
@@ -308,7 +311,15 @@ impl Walker<'_> {
                     .add(&self.bytes_alloc(&result));
                 (cost, least, string(result, 0))
             }
-            "split" => self.split(s, &n, &arg_len(0), ints.get(1).copied().flatten()),
+            "split" => {
+                let sep_min = args.first().map_or(0, |a| a.shape.str_min());
+                self.split(
+                    s,
+                    &n,
+                    (&arg_len(0), sep_min),
+                    ints.get(1).copied().flatten(),
+                )
+            }
             "format" => {
                 let out = match args.first() {
                     Some(list) => n.add(&self.format_args(&list.shape, text_format, items)),
@@ -323,7 +334,9 @@ impl Walker<'_> {
 
     /// `s.split(sep[, limit])`: at most `|s| + 1` parts (fewer under a positive literal
     /// limit), whose bytes together are at most `|s|`.
-    fn split(&mut self, s: &Val, n: &Poly, sep: &Poly, limit: Option<i64>) -> Own {
+    /// `sep` is the separator's largest and least length.
+    fn split(&mut self, s: &Val, n: &Poly, sep: (&Poly, u64), limit: Option<i64>) -> Own {
+        let (sep, sep_min) = sep;
         let parts = match limit {
             Some(l) if l >= 0 => constant(l as u64),
             _ => n.add_const(1.0),
@@ -337,7 +350,7 @@ impl Walker<'_> {
         // A string that is one event part: its parts are elements of it, so sums over them
         // stay within its budget.
         let single = n.vars();
-        let (elem, elem_var) = match single.as_slice() {
+        let (elem, elem_var, spacing) = match single.as_slice() {
             [v] if n.terms().len() == 1 && *n == Poly::var(*v, 1.0) => {
                 let x = self.parts.element(*v);
                 (
@@ -346,6 +359,8 @@ impl Walker<'_> {
                         min: 0,
                     },
                     Some(x),
+                    // Without a limit every two parts are apart by a whole separator.
+                    limit.is_none_or(|l| l < 0).then_some((*v, sep_min)),
                 )
             }
             _ => (
@@ -353,6 +368,7 @@ impl Walker<'_> {
                     max: n.clone(),
                     min: 0,
                 },
+                None,
                 None,
             ),
         };
@@ -367,6 +383,7 @@ impl Walker<'_> {
             elem,
             elem_var,
             pieces: Vec::new(),
+            spacing,
         }));
         (cost, least, shape)
     }
@@ -443,6 +460,7 @@ impl Walker<'_> {
                     elem: flat_elem(&list.elem, depth),
                     elem_var: None,
                     pieces: Vec::new(),
+                    spacing: None,
                 }));
                 (cost, table::CALL, shape)
             }

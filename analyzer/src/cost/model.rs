@@ -154,6 +154,15 @@ impl CostModel {
         self.version >= 7
     }
 
+    /// Whether a `filter` over the parts of a split counts the parts it can keep (version 8
+    /// on): a predicate that holds only on strings of at least `m` bytes keeps at most
+    /// `(b + s)/(m + s)` of the parts of `b` bytes split at a separator of `s`, and only those
+    /// are appended and iterated by what follows (docs/cost-model.md §4). Earlier versions
+    /// priced every part of the split as kept.
+    pub(crate) const fn counts_kept_parts(self) -> bool {
+        self.version >= 8
+    }
+
     /// The allocation charge of the container of a list a library function builds
     /// ([`table::ALLOC_PER_LIST`], version 4 on; earlier versions charged none).
     pub const fn list_alloc(self) -> u64 {

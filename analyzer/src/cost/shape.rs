@@ -55,6 +55,12 @@ pub(crate) struct ListShape {
     /// joins, so that a loop over it may sum over each piece's own part
     /// (`estimate/loops.rs`). Empty otherwise.
     pub(crate) pieces: Vec<Shape>,
+    /// When the elements are the parts of one string part split at a separator (cost-model
+    /// version 8 on): that part's variable and the separator's least length in bytes. Any two
+    /// elements of such a list, and of any list a `filter` keeps from it, are then apart by at
+    /// least one separator within the string, so `k` elements of at least `m` bytes each need
+    /// `k·m + (k − 1)·s` of its bytes (`estimate/loops.rs`, a filter's kept elements).
+    pub(crate) spacing: Option<(Var, u64)>,
 }
 
 /// A bound on a map.
@@ -101,6 +107,7 @@ impl Shape {
                 elem: Shape::of_type(elem, hint.and_then(|h| h.items.as_deref()), path),
                 elem_var: None,
                 pieces: Vec::new(),
+                spacing: None,
             })),
             Type::Map(key, val) => Shape::Map(Box::new(MapShape {
                 len: max(),
@@ -132,6 +139,11 @@ impl Shape {
                     None
                 },
                 pieces: Vec::new(),
+                spacing: if a.spacing == b.spacing {
+                    a.spacing
+                } else {
+                    None
+                },
             })),
             (Shape::Map(a), Shape::Map(b)) => Shape::Map(Box::new(MapShape {
                 len: a.len.max(&b.len),
@@ -266,6 +278,7 @@ impl Shape {
                 elem: l.elem.map_vars(f),
                 elem_var: l.elem_var.map(&mut *f),
                 pieces: l.pieces.iter().map(|p| p.map_vars(f)).collect(),
+                spacing: l.spacing.map(|(v, s)| (f(v), s)),
             })),
             Shape::Map(m) => Shape::Map(Box::new(MapShape {
                 len: m.len.map_vars(&mut *f),

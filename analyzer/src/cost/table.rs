@@ -16,15 +16,16 @@
 /// of the estimator that changes a figure, changes it; a stored verdict is only valid for the
 /// version it was computed with. `docs/cost-model.md` keeps the changelog, and
 /// `analyzer/tests/model_version.rs` fails when a figure moves without a new version.
-pub const COST_MODEL_VERSION: u32 = 7;
+pub const COST_MODEL_VERSION: u32 = 8;
 
 /// The versions this build can still price (`CostModel::with_version`, `ozcheck filter
 /// --compare-model`): version 3 is version 4 with the per-size key charges and the optional's
 /// allocation at zero; version 4 is version 5 with the estimator's loop-blind rules; version 5
 /// is version 6 with the looser bounds of formatted JSON values and of entries; version 6 is
 /// version 7 with a list indexed by a `lists.range` loop's variable priced at its whole size
-/// on every iteration ([`crate::CostModel`]'s version switches).
-pub const CARRIED_VERSIONS: [u32; 5] = [3, 4, 5, 6, 7];
+/// on every iteration; version 7 is version 8 with every part of a split priced as kept by a
+/// `filter` over it ([`crate::CostModel`]'s version switches).
+pub const CARRIED_VERSIONS: [u32; 6] = [3, 4, 5, 6, 7, 8];
 
 /// The default cost limit of one evaluation (the same order as Kubernetes' per-call limit).
 pub const DEFAULT_COST_LIMIT: u64 = 1_000_000;

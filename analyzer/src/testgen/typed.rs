@@ -54,10 +54,14 @@ pub enum Shape {
     /// A loop over `lists.range(n)` that indexes event lists by its variable (cost-model
     /// version 7 sums those elements over their list), and by other indices beside it.
     RangeIndex,
+    /// A `filter` over the parts of a split whose predicate needs parts of a least size (cost-
+    /// model version 8 counts only the parts it can keep), chained with what iterates the
+    /// kept parts.
+    KeptParts,
 }
 
 /// Every shape, in the order a run cycles through them.
-pub const SHAPES: [Shape; 11] = [
+pub const SHAPES: [Shape; 12] = [
     Shape::LoopOverEvent,
     Shape::LoopOverNested,
     Shape::IndexByElement,
@@ -69,6 +73,7 @@ pub const SHAPES: [Shape; 11] = [
     Shape::Conversion,
     Shape::Message,
     Shape::RangeIndex,
+    Shape::KeptParts,
 ];
 
 /// How many times each shape comes in one cycle of foci.
@@ -701,6 +706,46 @@ impl<'r> Gen<'r> {
                 format!("{f}({x}) == {f}({})", self.dyn_leaf())
             }
             Shape::Message => format!("Msg{{f: {}}} == Msg{{}}", self.leaf(&Type::Int)),
+            Shape::KeptParts => {
+                let text = match self.rng.below(4) {
+                    0 => "event.subject".to_owned(),
+                    1 => format!("event.attributes.{key}"),
+                    _ => "event.text".to_owned(),
+                };
+                let sep = self
+                    .rng
+                    .pick(&["' '", "','", "', '", "''", "'ab'", "event.action"]);
+                let limit = if self.rng.chance(15) { ", 4" } else { "" };
+                let (w, pred) = self.scoped(Type::String, |g| {
+                    let w = g.scopes.last().map(|s| s.0.clone()).unwrap_or_default();
+                    let one = |g: &mut Self| match g.rng.below(10) {
+                        0 => format!("{w}.startsWith('#')"),
+                        1 => format!("{w}.endsWith('ab')"),
+                        2 => format!("{w}.contains('é')"),
+                        3 => format!("{w} == 'abc'"),
+                        4 => format!("{w} != ''"),
+                        5 => format!("{w}.size() > {}", g.rng.pick(&["0", "1", "3", "-1"])),
+                        6 => format!("size({w}) >= 2"),
+                        7 => format!("!{w}.startsWith('a')"),
+                        8 => format!("{w}.matches('^a+$')"),
+                        _ => g.expr(&Type::Bool, d),
+                    };
+                    match g.rng.below(4) {
+                        0 => format!("{} && {}", one(g), one(g)),
+                        1 => format!("{} || {}", one(g), one(g)),
+                        _ => one(g),
+                    }
+                });
+                let kept = format!("{text}.split({sep}{limit}).filter({w}, {pred})");
+                match self.rng.below(6) {
+                    0 => format!("{kept}.size() > 2"),
+                    1 => format!("{kept}.map(t, t + t).exists(t, t == 'x')"),
+                    2 => format!("{kept}.filter(t, t.size() > 5).exists(t, t.contains('x'))"),
+                    3 => format!("{kept}.map(t, t.substring(1)).exists(t, t == 'x')"),
+                    4 => format!("{kept}.join('-').size() > 3"),
+                    _ => format!("{kept}.all(t, t.endsWith('x'))"),
+                }
+            }
             Shape::RangeIndex => {
                 let other = self.rng.pick(KEYS);
                 let list = format!("event.attributes.{key}");

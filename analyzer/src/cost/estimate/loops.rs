@@ -10,7 +10,7 @@ use super::super::shape::{ListShape, Shape, UNBOUNDED};
 use super::super::table;
 use super::access::EVENT_FIELDS;
 use super::{Val, Walker, units};
-use crate::syntax::{Comprehension, ExprKind, Literal, MacroKind};
+use crate::syntax::{Ast, Comprehension, ExprKind, Literal, MacroKind, NodeId};
 
 /// How the passes over several shapes of a range combine.
 #[derive(Clone, Copy)]
@@ -50,6 +50,7 @@ fn concatenated(shapes: Vec<Shape>) -> Shape {
                 elem: elem.unwrap_or(Shape::Scalar),
                 elem_var: None,
                 pieces: shapes.clone(),
+                spacing: None,
             }))
         }
         _ => shapes
@@ -430,6 +431,23 @@ impl<'a> Walker<'a> {
         let transform_shape = transform.as_ref().map(|t| t.shape.clone());
         // Each appended element builds `[t]` and grows the accumulator: both are charged.
         let append_alloc = self.model.alloc(2 * table::alloc_list(1));
+        let kept = if c.kind == MacroKind::Filter && self.model.counts_kept_parts() {
+            self.kept_parts(c, &range.shape)
+        } else {
+            None
+        };
+        // An `all` over the parts of a split whose predicate cannot fail goes on past a part
+        // only where the predicate holds, so past at most as many parts as a filter with it
+        // keeps, and stops at the next (version 8).
+        let passed = if c.kind == MacroKind::All && self.model.counts_kept_parts() {
+            // Either count bounds the loop; the one of the smaller maximum is kept (a list a
+            // filter kept is as long as it could pass already).
+            self.kept_parts(c, &range.shape)
+                .map(|(k, _)| k.add_const(1.0))
+                .filter(|k| self.parts.maximize(k) < count_max)
+        } else {
+            None
+        };
         let (fixed, per, per_min) = match c.kind {
             MacroKind::All => (
                 table::COMPREHENSION_RESULT,
@@ -465,6 +483,13 @@ impl<'a> Walker<'a> {
                     )
                 }
             }
+            // With a bound on the elements kept (version 8), every iteration is priced at
+            // the predicate and a skip, and the appends past a skip at the kept elements only.
+            MacroKind::Filter if kept.is_some() => (
+                table::MAP_FILTER_FIXED,
+                pred.max.add_const(table::FILTER_SKIP as f64),
+                pred.min.saturating_add(table::FILTER_SKIP),
+            ),
             MacroKind::Filter => (
                 table::MAP_FILTER_FIXED,
                 pred.max.add_const(
@@ -499,11 +524,26 @@ impl<'a> Walker<'a> {
             }
             MacroKind::OptMap | MacroKind::OptFlatMap => (0, Poly::constant(UNBOUNDED), 0),
         };
-        let body = if indexed.is_empty() {
+        let mut body = if let Some(passed) = &passed {
+            self.sum_counted(&per, passed, plan.sum)
+        } else if indexed.is_empty() {
             self.sum(&per, &plan)
         } else {
             self.sum_indexed(&per, &plan.count, &indexed)
         };
+        // A filter that can keep fewer parts than the split has: `S` skipped and `K` kept
+        // parts cost `α·S + β·K` past the sizes' terms (α the predicate and a skip, β the
+        // predicate and an append), within `S·max(s, 1) + K·(m + s) ≤ b + s` (every part but
+        // the last has its separator, a kept one `m` bytes more, and split('') parts are code
+        // points of a byte at least). A linear cost is largest at a vertex of that region:
+        // every part skipped (at most the `b + 1` parts of the split) or every part kept (at
+        // most `(b + s)/(m + s)`), so the larger of the two bounds the loop.
+        if let Some((kept_len, _)) = &kept {
+            let kept_per = pred
+                .max
+                .add_const((table::FILTER_APPEND + append_alloc).max(table::FILTER_SKIP) as f64);
+            body = body.max(&self.sum_counted(&kept_per, kept_len, plan.sum));
+        }
         // `all` and `exists` may stop after their first element unless the predicate is a
         // literal that never stops them.
         let never_stops = matches!(
@@ -525,13 +565,33 @@ impl<'a> Walker<'a> {
                 elem: transform_shape.clone().unwrap_or(Shape::Scalar),
                 elem_var: plan.sum.map(|(x, _)| x),
                 pieces: Vec::new(),
+                spacing: None,
             })),
-            MacroKind::Filter => Shape::List(Box::new(ListShape {
-                len: plan.count.clone(),
-                min_len: 0,
-                elem: plan.elem.clone(),
-                elem_var: plan.sum.map(|(x, _)| x),
-                pieces: Vec::new(),
+            MacroKind::Filter => Shape::List(Box::new(match &kept {
+                // The kept parts of a split: as many as the least size leaves room for, each
+                // at least that size, still apart by a separator each.
+                Some((kept_len, least)) => ListShape {
+                    len: kept_len.clone(),
+                    min_len: 0,
+                    elem: match &plan.elem {
+                        Shape::Str { max, min } => Shape::Str {
+                            max: max.clone(),
+                            min: (*min).max(*least),
+                        },
+                        other => other.clone(),
+                    },
+                    elem_var: plan.sum.map(|(x, _)| x),
+                    pieces: Vec::new(),
+                    spacing: range_spacing(&range.shape),
+                },
+                None => ListShape {
+                    len: plan.count.clone(),
+                    min_len: 0,
+                    elem: plan.elem.clone(),
+                    elem_var: plan.sum.map(|(x, _)| x),
+                    pieces: Vec::new(),
+                    spacing: None,
+                },
             })),
             MacroKind::TransformMap => super::super::libraries::transformed_map(
                 plan.count.clone(),
@@ -552,6 +612,7 @@ impl<'a> Walker<'a> {
                 elem: plan.elem.clone(),
                 elem_var: plan.sum.map(|(x, _)| x),
                 pieces: Vec::new(),
+                spacing: None,
             })),
             _ => Shape::Scalar,
         };
@@ -650,18 +711,23 @@ impl<'a> Walker<'a> {
     /// non-negative coefficients and no constant term in `x`, hence is superadditive in `x`, and
     /// the elements' sizes add up to at most `P`. Otherwise it is `n · p` at the largest element.
     fn sum(&self, per: &Poly, plan: &Iteration) -> Poly {
-        match plan.sum {
+        self.sum_counted(per, &plan.count, plan.sum)
+    }
+
+    /// [`Walker::sum`] over `count` iterations, summing the element `sum` names.
+    fn sum_counted(&self, per: &Poly, count: &Poly, sum: Option<(Var, Var)>) -> Poly {
+        match sum {
             Some((x, parent)) => {
                 let per = self.parts.split_entry(per, x);
                 let per = self.parts.fold_into(&per, x);
                 if self.sizes == SizeModel::Shared {
                     let (p0, q) = per.split_on(x);
-                    plan.count.mul(&p0).add(&q.substitute(x, parent))
+                    count.mul(&p0).add(&q.substitute(x, parent))
                 } else {
-                    plan.count.mul(&per.substitute(x, parent))
+                    count.mul(&per.substitute(x, parent))
                 }
             }
-            None => plan.count.mul(per),
+            None => count.mul(per),
         }
     }
 
@@ -716,6 +782,33 @@ impl<'a> Walker<'a> {
         count.mul(&rest).add(&summed)
     }
 
+    /// How many elements a `filter` over the parts of a split (a list with
+    /// [`ListShape::spacing`]) can keep, and the least size of each (version 8): when the
+    /// predicate holds only on strings of at least `m` bytes ([`least_bytes_when_true`]), `k`
+    /// kept parts take `k·m` bytes of the split string and the `k − 1` separators between
+    /// them at least `s` each, so `k·m + (k − 1)·s ≤ b` and `k ≤ (b + s)/(m + s)`, where the
+    /// split list itself may have `b + 1` parts (docs/cost-model.md §4). `None` when that is
+    /// no tighter (`m + s < 2`) or the range is not such a list.
+    fn kept_parts(&self, c: &Comprehension, range: &Shape) -> Option<(Poly, u64)> {
+        let Shape::List(l) = range else {
+            return None;
+        };
+        let (string, sep) = l.spacing?;
+        if c.var2.is_some() || !matches!(l.elem, Shape::Str { .. }) {
+            return None;
+        }
+        let pred = c.predicate?;
+        if c.kind == MacroKind::All && !never_fails_on_a_string(self.ast, pred, &c.var) {
+            return None;
+        }
+        let least = least_bytes_when_true(self.ast, pred, &c.var).max(l.elem.str_min());
+        if least == 0 || least.saturating_add(sep) < 2 {
+            return None;
+        }
+        let d = least.saturating_add(sep) as f64;
+        Some((Poly::var(string, 1.0 / d).add_const(sep as f64 / d), least))
+    }
+
     fn describe_iteration(&self, plan: &Iteration, count_max: f64) -> String {
         let n = units(count_max);
         match plan.sum {
@@ -734,5 +827,117 @@ impl<'a> Walker<'a> {
             }
             None => format!("at most {n} iterations"),
         }
+    }
+}
+
+/// The spacing of a range that is one list of split parts ([`ListShape::spacing`]).
+fn range_spacing(range: &Shape) -> Option<(Var, u64)> {
+    match range {
+        Shape::List(l) => l.spacing,
+        _ => None,
+    }
+}
+
+/// The least size in bytes of a string on which `pred` is `true`, with `var` bound to it: the
+/// length of a literal it starts or ends with, contains or equals, or one more than an integer
+/// literal its size exceeds (a code point is at least one byte); the larger of the two sides of
+/// `&&` (both hold when it is true, CEL's commutative `&&` absorbing an error only into
+/// `false`), the smaller of the two sides of `||` and of the branches of a conditional; zero
+/// for anything else. Only the predicate's own operators are read: a nested comprehension (which
+/// may bind the same name) is never entered.
+pub(crate) fn least_bytes_when_true(ast: &Ast, pred: NodeId, var: &str) -> u64 {
+    need(ast, pred, var).0
+}
+
+/// Whether `pred` cannot fail when `var` is a string: it is made of the forms
+/// [`least_bytes_when_true`] reads (string literals compared with or searched in `var`, its size
+/// compared with an integer literal), `&&` and `||` alone.
+pub(crate) fn never_fails_on_a_string(ast: &Ast, pred: NodeId, var: &str) -> bool {
+    need(ast, pred, var).1
+}
+
+/// [`least_bytes_when_true`] and [`never_fails_on_a_string`] at once.
+fn need(ast: &Ast, pred: NodeId, var: &str) -> (u64, bool) {
+    use crate::syntax::BinaryOp;
+    let is_var = |n: NodeId| matches!(ast.kind(n), ExprKind::Ident { name, rooted: false } if &**name == var);
+    let string_lit = |n: NodeId| match ast.kind(n) {
+        ExprKind::Literal(Literal::String(l)) => Some(l.len() as u64),
+        _ => None,
+    };
+    let int_lit = |n: NodeId| match ast.kind(n) {
+        // A negative bound needs nothing (`size(w) > -1` holds on `''`).
+        ExprKind::Literal(Literal::Int(k)) => Some(*k),
+        _ => None,
+    };
+    // `size(var)` or `var.size()`.
+    let size_of_var = |n: NodeId| match ast.kind(n) {
+        ExprKind::Call {
+            target,
+            function,
+            args,
+            ..
+        } if &**function == "size" => match (target, args.as_slice()) {
+            (Some(t), []) => is_var(*t),
+            (None, [a]) => is_var(*a),
+            _ => false,
+        },
+        _ => false,
+    };
+    let sure = |m: Option<u64>| m.map_or((0, false), |m| (m, true));
+    let at_least = |k: i64| u64::try_from(k).unwrap_or(0);
+    let more_than = |k: i64| u64::try_from(k.saturating_add(1)).unwrap_or(0);
+    match ast.kind(pred) {
+        ExprKind::Binary {
+            op: BinaryOp::And,
+            lhs,
+            rhs,
+        } => {
+            let (a, x) = need(ast, *lhs, var);
+            let (b, y) = need(ast, *rhs, var);
+            (a.max(b), x && y)
+        }
+        ExprKind::Binary {
+            op: BinaryOp::Or,
+            lhs,
+            rhs,
+        } => {
+            let (a, x) = need(ast, *lhs, var);
+            let (b, y) = need(ast, *rhs, var);
+            (a.min(b), x && y)
+        }
+        ExprKind::Conditional {
+            then, otherwise, ..
+        } => (
+            need(ast, *then, var).0.min(need(ast, *otherwise, var).0),
+            false,
+        ),
+        ExprKind::Call {
+            target: Some(t),
+            function,
+            args,
+            ..
+        } if is_var(*t)
+            && matches!(&**function, "startsWith" | "endsWith" | "contains")
+            && args.len() == 1 =>
+        {
+            sure(string_lit(args[0]))
+        }
+        ExprKind::Binary { op, lhs, rhs } => {
+            let (l, r) = (*lhs, *rhs);
+            match op {
+                BinaryOp::Eq if is_var(l) => sure(string_lit(r)),
+                BinaryOp::Eq if is_var(r) => sure(string_lit(l)),
+                BinaryOp::Ne if is_var(l) && string_lit(r) == Some(0) => (1, true),
+                BinaryOp::Ne if is_var(r) && string_lit(l) == Some(0) => (1, true),
+                BinaryOp::Eq if size_of_var(l) => sure(int_lit(r).map(at_least)),
+                BinaryOp::Eq if size_of_var(r) => sure(int_lit(l).map(at_least)),
+                BinaryOp::Gt if size_of_var(l) => sure(int_lit(r).map(more_than)),
+                BinaryOp::Ge if size_of_var(l) => sure(int_lit(r).map(at_least)),
+                BinaryOp::Lt if size_of_var(r) => sure(int_lit(l).map(more_than)),
+                BinaryOp::Le if size_of_var(r) => sure(int_lit(l).map(at_least)),
+                _ => (0, false),
+            }
+        }
+        _ => (0, false),
     }
 }

@@ -91,6 +91,7 @@ impl Walker<'_> {
                         elem: Shape::Scalar,
                         elem_var: None,
                         pieces: Vec::new(),
+                        spacing: None,
                     })),
                 };
             }
@@ -239,6 +240,7 @@ impl Walker<'_> {
             elem: elem.unwrap_or(Shape::Scalar),
             elem_var: None,
             pieces: Vec::new(),
+            spacing: None,
         }));
         self.last_list_items = Some(items_shapes);
         val
