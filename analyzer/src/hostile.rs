@@ -391,7 +391,7 @@ impl ExprGen<'_, '_> {
     /// Shapes that multiply work or size: doubling chains, comprehensions over big ranges,
     /// patterns from the event applied in loops.
     fn amplifier(&mut self, d: u32) -> String {
-        match self.c.below(12) {
+        match self.c.below(14) {
             0 => {
                 let n = 1 + self.c.below(12);
                 let mut s = format!("[{}]", self.expr(d));
@@ -484,6 +484,36 @@ impl ExprGen<'_, '_> {
                     "event.attributes.strs[i].matches(event.subject)",
                 ])
             ),
+            // A filter over the parts of a split that keeps only parts of some least size
+            // (cost-model version 8 counts those), and what iterates the kept parts.
+            11 => format!(
+                "event.text.split({}).filter(w, {}).{}",
+                self.c.pick(&["' '", "''", "'a'", "'é'", "event.subject"]),
+                self.c.pick(&[
+                    "w.startsWith('#')",
+                    "w.size() > 3",
+                    "w != ''",
+                    "w == 'é' || w.endsWith('a')",
+                    "w.contains('K') && size(w) >= 2",
+                ]),
+                self.c.pick(&[
+                    "map(w, w + w).exists(t, t == 'x')",
+                    "size() > 0",
+                    "all(t, t.size() > 1)",
+                    "filter(t, t.size() > 5).map(t, t.substring(1)).size() > 0",
+                ])
+            ),
+            // An `all` over such parts whose predicate cannot fail goes on only past parts it
+            // holds on.
+            12 => format!(
+                "event.text.split({}).all(w, {})",
+                self.c.pick(&["' '", "''", "'a'", "event.subject"]),
+                self.c.pick(&[
+                    "w.size() > 2",
+                    "w.startsWith('#') || w.size() >= 5",
+                    "w != '' && w.endsWith(' ')",
+                ])
+            ),
             _ => {
                 let p = pattern(self.c, 3, 300);
                 format!(
@@ -513,11 +543,14 @@ pub fn expression(c: &mut Choices<'_>) -> String {
 /// An event at the default bounds, filled with what hostile filters feed on.
 pub fn event(c: &mut Choices<'_>) -> Json {
     let bounds = EventBounds::DEFAULT;
-    let unit = match c.below(5) {
+    let unit = match c.below(7) {
         0 => "a".to_owned(),
         1 => "aaaaaaaaaaaaaaab".to_owned(),
         2 => "ñé K_9 ".to_owned(),
         3 => pattern(c, 2, 64),
+        // The parts a filter over a split keeps, as many as fit.
+        4 => "#a ".to_owned(),
+        5 => "éa ".to_owned(),
         _ => "\\w{30}(?i)\\pL".to_owned(),
     };
     let text = fill(&unit, bounds.text as usize);

@@ -257,3 +257,131 @@ fn the_bytes_per_unit_bound_keeps_the_default_limit_under_the_cap() {
         );
     }
 }
+
+/// A decimal exactly halfway between 0 and the smallest double (2⁻¹⁰⁷⁵, 751 significant digits)
+/// with one more digit, which takes the parser through its slowest path.
+fn halfway_decimal() -> String {
+    // 2⁻¹⁰⁷⁵ = 5¹⁰⁷⁵ / 10¹⁰⁷⁵: the digits of 5¹⁰⁷⁵ with the point moved.
+    let mut digits = vec![1u32];
+    for _ in 0..1075 {
+        let mut carry = 0;
+        for d in &mut digits {
+            let v = *d * 5 + carry;
+            *d = v % 10;
+            carry = v / 10;
+        }
+        while carry > 0 {
+            digits.push(carry % 10);
+            carry /= 10;
+        }
+    }
+    let s: String = digits
+        .iter()
+        .rev()
+        .map(|d| char::from(b'0' + *d as u8))
+        .collect();
+    // 5¹⁰⁷⁵ has 752 digits, so 2⁻¹⁰⁷⁵ = d.ddd… × 10^(752 − 1 − 1075).
+    let exponent = s.len() as i64 - 1 - 1075;
+    format!("{}.{}1e{exponent}", &s[..1], &s[1..])
+}
+
+/// Issue 33 class 1, from the black-box attack on version 7: `double()` of a decimal near a
+/// halfway point between two doubles (or past their range) leaves the parser's fast path for
+/// arithmetic on a long decimal, 10–700 µs a call, where version 7 charged a tenth of a unit a
+/// byte; `lists.range(109816).exists(i, double('2.47032822920623272088284e-324') < 0.0)` was
+/// accepted at 988,359 and stopped by the deadline on every run. Version 8 charges every
+/// `double(s)` of a string a unit a byte and `PARSE_DOUBLE`, and the estimator prices it so.
+#[test]
+fn parsing_a_double_is_charged_for_its_arithmetic() {
+    let attack = "lists.range(109816).exists(i, double('2.47032822920623272088284e-324') < 0.0)";
+    assert_eq!(estimate(attack, CostModel::FULL).0, Verdict::Refused);
+    let (old_verdict, _) = estimate(attack, CostModel::FULL.with_version(7).expect("carried"));
+    assert_eq!(old_verdict, Verdict::Accepted);
+    let halfway = halfway_decimal();
+    let long = format!(
+        "{}{}e-324",
+        &halfway[..halfway.len() - 5],
+        "0".repeat(15_000)
+    );
+    for (text, name) in [
+        (halfway.clone(), "halfway"),
+        ("6e-319".to_owned(), "subnormal"),
+        ("1e400".to_owned(), "past the range"),
+        (long, "16 KiB of digits"),
+        ("1.5".to_owned(), "plain"),
+    ] {
+        let e = event(&text, &json!({}));
+        let source = "lists.range(10).exists(i, double(event.text) < -1.0)";
+        let done = run(source, &e, None).expect("runs");
+        let per_call = done.cost / 10;
+        assert!(
+            per_call >= table::PARSE_DOUBLE + text.len() as u64,
+            "{name}: {per_call} a call"
+        );
+        let (_, max) = estimate(source, CostModel::FULL);
+        assert!(done.cost <= max, "{name}: metered {} > {max}", done.cost);
+        // Version 7 charged it a traversal only.
+        let old = run_with(
+            source,
+            &e,
+            CostModel::FULL.with_version(7).expect("carried"),
+        );
+        assert!(
+            old / 10 + table::PARSE_DOUBLE + text.len() as u64 <= per_call,
+            "{name}: version 7 charged {old}"
+        );
+    }
+}
+
+/// Issue 33 class 1 again: `%f` and `%e` work the exact digits of a double out on big integers
+/// (`%.100f` of the largest double about 30–65 µs), where version 7 charged only the text's
+/// allocation; `lists.range(2248).exists(i, '%.100f'.format([event.attributes.x]) == 'x')` was
+/// accepted at 984,639 and stopped by the deadline on a loaded machine. Version 8 charges each
+/// such clause `FORMAT_FLOAT`, literal pattern or not.
+#[test]
+fn formatting_fixed_and_scientific_is_charged_for_its_digits() {
+    let attack = "lists.range(2248).exists(i, '%.100f'.format([event.attributes.x]) == 'x')";
+    assert_eq!(estimate(attack, CostModel::FULL).0, Verdict::Refused);
+    let (old_verdict, _) = estimate(attack, CostModel::FULL.with_version(7).expect("carried"));
+    assert_eq!(old_verdict, Verdict::Accepted);
+    let attributes =
+        json!({ "x": -1.797_693_134_862_315_7e308, "t": 2.225_073_858_507_201_4e-308 });
+    for (source, clauses) in [
+        ("'%.100f'.format([event.attributes.x]) == 'x'", 1),
+        (
+            "'%.100e %f %e'.format([event.attributes.t, event.attributes.x, 1]) == 'x'",
+            3,
+        ),
+        (
+            "event.text.format([event.attributes.x, event.attributes.t]) == 'x'",
+            2,
+        ),
+    ] {
+        let e = event("%f%.100e", &attributes);
+        let done = run(source, &e, None).expect("runs");
+        assert!(
+            done.cost >= clauses * table::FORMAT_FLOAT,
+            "{source}: {}",
+            done.cost
+        );
+        let (_, max) = estimate(source, CostModel::FULL);
+        assert!(done.cost <= max, "{source}: metered {} > {max}", done.cost);
+    }
+}
+
+fn run_with(source: &str, event: &Event, model: CostModel) -> u64 {
+    let options = Options {
+        model,
+        ..Options::default()
+    };
+    let checked = compile(source, &Env::filter(), &options).expect("compiles");
+    let program = Program::from_checked(&checked).expect("prepares");
+    let limits = Limits {
+        cost: None,
+        deadline: Duration::from_secs(3600),
+        clock: Arc::new(ManualClock::new()),
+        model,
+        ..Limits::default()
+    };
+    program.eval_event(event, &limits).expect("runs").cost
+}

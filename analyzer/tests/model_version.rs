@@ -33,7 +33,7 @@ fn expressions() -> Vec<String> {
 /// each of its branches.
 fn table_figures(model: CostModel) -> String {
     let mut out = String::new();
-    let constants: [(&str, u64); 36] = [
+    let constants: [(&str, u64); 38] = [
         ("DEFAULT_COST_LIMIT", table::DEFAULT_COST_LIMIT),
         ("CONST", table::CONST),
         ("SELECT", table::SELECT),
@@ -73,6 +73,8 @@ fn table_figures(model: CostModel) -> String {
         ("TRANSFORM_MAP_INSERT", table::TRANSFORM_MAP_INSERT),
         ("OPT_MAP", table::OPT_MAP),
         ("FORMAT_MAX_PRECISION", table::FORMAT_MAX_PRECISION),
+        ("PARSE_DOUBLE (of an empty string)", model.parse_double(0)),
+        ("FORMAT_FLOAT", model.format_float()),
     ];
     for (name, value) in constants {
         let _ = writeln!(out, "{name} = {value}");

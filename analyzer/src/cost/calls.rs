@@ -8,7 +8,7 @@
 use super::estimate::{Val, Walker};
 use super::parts::Uses;
 use super::poly::Poly;
-use super::shape::{ListShape, Shape};
+use super::shape::{ListShape, Shape, UNBOUNDED};
 use super::table;
 use crate::syntax::BinaryOp;
 use crate::types::Type;
@@ -85,6 +85,9 @@ pub(crate) struct Literals {
     /// For the same calls, when the evaluator parses every clause: each position's verb and
     /// the exact text of a literal element ([`super::libraries::FormatPosition`]).
     pub(crate) format_positions: Option<Vec<super::libraries::FormatPosition>>,
+    /// For `format` on a literal pattern: how many of its clauses are `%f` or `%e`
+    /// ([`super::libraries::precise_clauses`]).
+    pub(crate) precise_clauses: Option<u64>,
 }
 
 /// The cost of a call on top of its operands' costs.
@@ -168,14 +171,43 @@ pub(crate) fn call(
             items,
         ),
     };
-    let (own, own_min, shape) = match library {
+    let (mut own, own_min, shape) = match library {
         Some(own) => own,
         None => own_cost(w, function, operands, types, literals.pattern),
     };
+    // Version 8: each `%f` and `%e` clause pays for the digits it works out.
+    if function == "format" && w.model.format_float() > 0 {
+        let clauses = match (literals.precise_clauses, operands) {
+            (Some(n), _) => Poly::constant(n as f64),
+            (None, [pattern, args]) => precise_clauses_at_most(w, pattern, args),
+            _ => Poly::zero(),
+        };
+        own = own.add(&clauses.scale(w.model.format_float() as f64));
+    }
     Val {
         max: max.add(&own),
         min: min.saturating_add(own_min),
         shape,
+    }
+}
+
+/// The most `%f` and `%e` clauses a pattern that is not a literal may have: every clause
+/// takes two bytes of the pattern at least and one element of the list (the evaluator fails on
+/// a missing one), so the fewer of the two bounds, by their largest values.
+fn precise_clauses_at_most(w: &Walker<'_>, pattern: &Val, args: &Val) -> Poly {
+    let Some(len) = pattern.shape.as_str() else {
+        return Poly::zero();
+    };
+    let by_pattern = len.scale(0.5);
+    let by_list = args
+        .shape
+        .as_list(&w.parts)
+        .map(|(n, _)| n)
+        .unwrap_or_else(|| Poly::constant(UNBOUNDED));
+    if w.parts.maximize(&by_list) < w.parts.maximize(&by_pattern) {
+        by_list
+    } else {
+        by_pattern
     }
 }
 
@@ -219,6 +251,14 @@ fn own_cost(
             _ => (call(), table::CALL, Shape::Scalar),
         },
         (f, [x]) if table::reads_string(f) => match x.shape.as_str() {
+            // Version 8: `double(s)` also pays a unit a byte and the decimal arithmetic.
+            Some(len) if f == "double" && w.model.parse_double(0) > 0 => (
+                sized(&traversal(&len))
+                    .add(&len)
+                    .add_const(table::PARSE_DOUBLE as f64),
+                table::CALL,
+                Shape::Scalar,
+            ),
             Some(len) => (sized(&traversal(&len)), table::CALL, Shape::Scalar),
             None => (call(), table::CALL, Shape::Scalar),
         },

@@ -649,6 +649,36 @@ pub(crate) fn consumed_args(pattern: &str) -> usize {
     count
 }
 
+/// How many clauses of a `format` pattern are `%f` or `%e` (with or without a precision), as
+/// the evaluator reads them: a `%` that does not start `%%`, an optional `.` and digits, then
+/// the verb. Any other clause is not counted (the evaluator formats it otherwise, or fails).
+pub(crate) fn precise_clauses(pattern: &str) -> u64 {
+    let bytes = pattern.as_bytes();
+    let mut count = 0;
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] != b'%' {
+            i += 1;
+            continue;
+        }
+        i += 1;
+        if bytes.get(i) == Some(&b'%') {
+            i += 1;
+            continue;
+        }
+        if bytes.get(i) == Some(&b'.') {
+            i += 1;
+            while bytes.get(i).is_some_and(u8::is_ascii_digit) {
+                i += 1;
+            }
+        }
+        if matches!(bytes.get(i), Some(b'f' | b'e')) {
+            count += 1;
+        }
+    }
+    count
+}
+
 /// The clauses of a `format` pattern when none is `%s` ([`FormatClauses`]). `None` for a `%s`
 /// or an unknown clause, or a pattern that does not parse.
 pub(crate) fn numeric_clauses(pattern: &str) -> Option<FormatClauses> {

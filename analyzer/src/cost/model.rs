@@ -163,6 +163,26 @@ impl CostModel {
         self.version >= 8
     }
 
+    /// What `double(s)` of a string of `len` bytes pays past the traversal every parsing
+    /// conversion pays ([`table::parse_double`], version 8 on; earlier versions nothing).
+    pub const fn parse_double(self, len: u64) -> u64 {
+        if self.version >= 8 {
+            table::parse_double(len)
+        } else {
+            0
+        }
+    }
+
+    /// What each `%f` or `%e` clause of `format` pays for the digits it computes
+    /// ([`table::FORMAT_FLOAT`], version 8 on; earlier versions nothing).
+    pub const fn format_float(self) -> u64 {
+        if self.version >= 8 {
+            table::FORMAT_FLOAT
+        } else {
+            0
+        }
+    }
+
     /// The allocation charge of the container of a list a library function builds
     /// ([`table::ALLOC_PER_LIST`], version 4 on; earlier versions charged none).
     pub const fn list_alloc(self) -> u64 {

@@ -24,7 +24,8 @@ pub const COST_MODEL_VERSION: u32 = 8;
 /// is version 6 with the looser bounds of formatted JSON values and of entries; version 6 is
 /// version 7 with a list indexed by a `lists.range` loop's variable priced at its whole size
 /// on every iteration; version 7 is version 8 with every part of a split priced as kept by a
-/// `filter` over it ([`crate::CostModel`]'s version switches).
+/// `filter` over it and without [`parse_double`] and [`FORMAT_FLOAT`] ([`crate::CostModel`]'s
+/// version switches).
 pub const CARRIED_VERSIONS: [u32; 6] = [3, 4, 5, 6, 7, 8];
 
 /// The default cost limit of one evaluation (the same order as Kubernetes' per-call limit).
@@ -222,6 +223,27 @@ pub const fn in_list(len: u64, needle: u64, deep: u64) -> u64 {
     let walked = len.saturating_mul(needle);
     len.saturating_add(if walked < deep { walked } else { deep })
 }
+
+/// `double(s)` of a string, on top of [`read_sized`] (cost-model version 8,
+/// [`crate::CostModel::parse_double`]): a unit a byte, and [`PARSE_DOUBLE`] for the decimal
+/// arithmetic of a correctly rounded result. A literal near a halfway point between two
+/// doubles, or past their range, takes the parser off its fast path into arithmetic on a
+/// decimal of up to 768 digits: about 20 µs a call for six characters (`6e-319`) and up to
+/// 720 µs for 16 KiB of digits on a busy machine, where version 7 charged a tenth of a unit a
+/// byte (docs/cost-model.md §1).
+pub const fn parse_double(len: u64) -> u64 {
+    len.saturating_add(PARSE_DOUBLE)
+}
+
+/// The fixed part of [`parse_double`].
+pub const PARSE_DOUBLE: u64 = 1_000;
+
+/// Each `%f` and `%e` clause of `format` that formats a number (cost-model version 8,
+/// [`crate::CostModel::format_float`]): writing a double's exact decimal digits to a precision
+/// works on big integers as long as its binary exponent, about 30 to 65 µs for `%.100f` of the
+/// largest double or `%.100e` of the smallest normal one on a busy machine, where version 7
+/// charged only the text's allocation.
+pub const FORMAT_FLOAT: u64 = 600;
 
 /// `size(s)` of a string (counting code points) and the conversions that parse a string
 /// (`int(s)`, `uint(s)`, `double(s)`, `bool(s)`, `timestamp(s)`, `duration(s)`): one traversal.

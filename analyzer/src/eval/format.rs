@@ -136,6 +136,9 @@ impl Interp<'_> {
                         return Err(wrong_type(what, value));
                     }
                 };
+                // The exact digits are worked out on big integers (version 8 charges it).
+                let work = self.meter.model().format_float();
+                self.charge(work)?;
                 let text = match clause {
                     Clause::Fixed(_) => fixed(x, p),
                     _ => scientific(x, p),

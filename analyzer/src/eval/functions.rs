@@ -241,6 +241,10 @@ impl Interp<'_> {
         match x {
             Value::String(s) if table::reads_string(function) => {
                 self.charge(table::read_sized(s.len() as u64).max(table::CALL))?;
+                if function == "double" {
+                    let parse = self.meter.model().parse_double(s.len() as u64);
+                    self.charge(parse)?;
+                }
                 if function == "size" {
                     return Ok(Value::Int(bulk::char_count(s, &mut self.meter)? as i64));
                 }

@@ -163,6 +163,12 @@ impl Walker<'_> {
             },
             format_items,
             format_positions,
+            precise_clauses: match (function, target.map(|t| ast.kind(t))) {
+                ("format", Some(ExprKind::Literal(Literal::String(pattern)))) => {
+                    Some(super::super::libraries::precise_clauses(pattern))
+                }
+                _ => None,
+            },
         };
         let function = qualified.as_deref().unwrap_or(function);
         calls::call(self, function, &operands, &types, &literals)
