@@ -361,7 +361,20 @@ fn files_ending_in_go() -> serde_json::Value {
 fn witnesses_run_and_reach_what_hand_built_events_reach() {
     let text_of_marks = "# ".repeat(8192);
     let text_of_tags = "#a ".repeat(5461);
-    let cases: [(&str, String); 10] = [
+    // Two lists of zeros side by side, as many as fit: deep equality walks the smaller.
+    let two_lists = serde_json::json!({ "a": vec![0; 2040], "b": vec![0; 2040] });
+    let one_list = serde_json::json!({ "a": [vec![0; 2040], vec![0; 2040]] });
+    let cases: [(&str, String); 12] = [
+        // Values compared whole: both must be lists at once (issue 33's black-box attack on
+        // version 7 found 415 where two lists of zeros cost 4,095).
+        (
+            "event.attributes.a == event.attributes.b",
+            event("", &two_lists),
+        ),
+        (
+            "event.attributes.a[0] == event.attributes.a[1]",
+            event("", &one_list),
+        ),
         (
             "event.attributes.m.exists(k, v, v.contains(k))",
             event("", &one_long_entry(Some("m"))),

@@ -436,6 +436,22 @@ fn strategies(first: &Choices, slots: &[&Slot], template: &Template) -> Vec<Choi
         }
     }
     out.push(zeros);
+    // And every leaf a list where it may be one, at once: two values compared whole (`a ==
+    // b`, `a[0] == a[1]`) walk the smaller's deep size, which lists of many small elements
+    // make largest, but only when both are lists (a list against a string is one call), so no
+    // single change finds it.
+    let mut lists = first.clone();
+    for slot in slots {
+        let leaf = slot.keys.is_empty()
+            && slot.element.is_none()
+            && slot.value.is_none()
+            && slot.member.is_none()
+            && slot.at.is_empty();
+        if let (true, Some(i)) = (leaf, slot.kinds.iter().position(|k| *k == Kind::List)) {
+            lists.kind[slot.id] = i as u8;
+        }
+    }
+    out.push(lists);
     let mut every = |f: &dyn Fn(&mut Choices, &Slot)| {
         for base in [first, &leaves] {
             let mut c = base.clone();
