@@ -62,12 +62,13 @@ fn format_of_split_parts_sums_over_the_text() {
 }
 
 /// A pattern whose clauses are all numeric formats numbers or fails: `%.100f` writes at most
-/// 411 bytes whatever `event.attributes.x` is.
+/// 411 bytes whatever `event.attributes.x` is (and pays `FORMAT_FLOAT` for its digits' work).
 #[test]
 fn numeric_clauses_format_at_most_a_number_each() {
     let source = "'%.100f'.format([event.attributes.x]) == 'x'";
     let bound = max(source);
-    assert!(bound <= 1000, "{bound} (426,105 before)");
+    // 433 under version 7; version 8 adds the digits' work (`FORMAT_FLOAT`, 600).
+    assert!(bound <= 1100, "{bound} (426,105 before)");
     for x in [
         json!(-1.797_693_134_862_315_7e308),
         json!(5e-324),
