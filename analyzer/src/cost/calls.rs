@@ -202,8 +202,7 @@ fn precise_clauses_at_most(w: &Walker<'_>, pattern: &Val, args: &Val) -> Poly {
     let by_list = args
         .shape
         .as_list(&w.parts)
-        .map(|(n, _)| n)
-        .unwrap_or_else(|| Poly::constant(UNBOUNDED));
+        .map_or_else(|| Poly::constant(UNBOUNDED), |(n, _)| n);
     if w.parts.maximize(&by_list) < w.parts.maximize(&by_pattern) {
         by_list
     } else {
