@@ -375,12 +375,12 @@ fn compare_model_shows_an_earlier_carried_version() {
     assert_eq!(code, 0, "{stdout}");
     let lines: Vec<&str> = stdout.lines().collect();
     assert_eq!(lines.len(), 2, "{stdout}");
-    assert!(lines[0].starts_with("cost model 7 (current): "), "{stdout}");
+    assert!(lines[0].starts_with("cost model 8 (current): "), "{stdout}");
     assert!(lines[1].starts_with("cost model 3: "), "{stdout}");
     let (code, v) = json(&["--compare-model", "3", source]);
     assert_eq!(code, 0);
     let models = v["models"].as_array().unwrap();
-    assert_eq!(models[0]["version"], 7);
+    assert_eq!(models[0]["version"], 8);
     assert_eq!(models[1]["version"], 3);
     let max = |m: &serde_json::Value| m["cost"]["max"].as_u64().unwrap();
     assert!(max(&models[0]) > max(&models[1]), "{v}");
@@ -394,7 +394,7 @@ fn compare_model_shows_what_version_5_tightened() {
     let (code, v) = json(&["--compare-model", "4", source]);
     assert_eq!(code, 0, "{v}");
     let models = v["models"].as_array().unwrap();
-    assert_eq!(models[0]["version"], 7);
+    assert_eq!(models[0]["version"], 8);
     assert_eq!(models[1]["version"], 4);
     let max = |m: &serde_json::Value| m["cost"]["max"].as_u64().unwrap();
     assert!(max(&models[0]) < 100_000, "{v}");
@@ -409,7 +409,7 @@ fn compare_model_shows_what_version_6_tightened() {
     let (code, v) = json(&["--compare-model", "5", source]);
     assert_eq!(code, 0, "{v}");
     let models = v["models"].as_array().unwrap();
-    assert_eq!(models[0]["version"], 7);
+    assert_eq!(models[0]["version"], 8);
     assert_eq!(models[1]["version"], 5);
     let max = |m: &serde_json::Value| m["cost"]["max"].as_u64().unwrap();
     assert!(max(&models[0]) < 1_000_000, "{v}");
@@ -433,11 +433,32 @@ fn compare_model_shows_what_version_7_tightened() {
     let (code, v) = json(&["--compare-model", "6", source]);
     assert_eq!(code, 0, "{v}");
     let models = v["models"].as_array().unwrap();
-    assert_eq!(models[0]["version"], 7);
+    assert_eq!(models[0]["version"], 8);
     assert_eq!(models[1]["version"], 6);
     let max = |m: &serde_json::Value| m["cost"]["max"].as_u64().unwrap();
     assert!(max(&models[0]) < 50_000, "{v}");
     assert!(max(&models[1]) > 9_000_000, "{v}");
+}
+
+/// `--compare-model 7`: version 8 counts the parts a filter over a split can keep, and charges
+/// `double()` of a string for its arithmetic, so one figure goes down and the other up.
+#[test]
+fn compare_model_shows_what_version_8_changed() {
+    let max = |m: &serde_json::Value| m["cost"]["max"].as_u64().unwrap();
+    let kept = "event.text.split(' ').filter(w, w.startsWith('#')).map(w, w.substring(1)).exists(t, t == 'x')";
+    let (code, v) = json(&["--compare-model", "7", kept]);
+    assert_eq!(code, 0, "{v}");
+    let models = v["models"].as_array().unwrap();
+    assert_eq!(models[0]["version"], 8);
+    assert_eq!(models[1]["version"], 7);
+    assert!(max(&models[0]) < 400_000, "{v}");
+    assert!(max(&models[1]) > 690_000, "{v}");
+    let parse = "lists.range(109816).exists(i, double('2.47032822920623272088284e-324') < 0.0)";
+    let (code, v) = json(&["--compare-model", "7", parse]);
+    assert_eq!(code, 1, "{v}");
+    let models = v["models"].as_array().unwrap();
+    assert!(max(&models[0]) > 100_000_000, "{v}");
+    assert!(max(&models[1]) < 1_000_000, "{v}");
 }
 
 #[test]
@@ -446,7 +467,8 @@ fn compare_model_names_the_carried_versions() {
     assert_eq!(code, 2);
     assert!(stdout.is_empty());
     assert!(
-        stderr.contains("does not carry cost-model version 1; it carries versions 3, 4, 5, 6, 7"),
+        stderr
+            .contains("does not carry cost-model version 1; it carries versions 3, 4, 5, 6, 7, 8"),
         "{stderr}"
     );
 }
