@@ -221,15 +221,18 @@ impl Documents {
         let on_disk = discover::collect(&[agents])
             .map(|(files, _)| files)
             .unwrap_or_default();
+        // The open buffers by the path the lint shows (one look-up per file on disk, not a
+        // scan of every open document for each).
+        let buffers: HashMap<String, &Document> = self
+            .open
+            .values()
+            .map(|d| (convert::display(&d.path), d))
+            .collect();
         for mut input in on_disk {
             if input.path == display {
                 continue;
             }
-            if let Some(open) = self
-                .open
-                .values()
-                .find(|d| convert::display(&d.path) == input.path)
-            {
+            if let Some(open) = buffers.get(&input.path) {
                 input.text.clone_from(&open.text);
                 input.too_large = false;
                 input.invalid_utf8_at = None;
