@@ -81,6 +81,32 @@ impl Client {
         }
     }
 
+    /// The diagnostics published until a hover (which the server answers after everything
+    /// sent before it), in order: (URI, diagnostics).
+    fn published_until_answered(&mut self) -> Vec<(String, Value)> {
+        self.next_id += 1;
+        let id = RequestId::from(self.next_id);
+        self.send(&Message::Request(Request::new(
+            id.clone(),
+            "textDocument/hover".to_owned(),
+            json!({ "textDocument": { "uri": "file:///nowhere.yaml" }, "position": { "line": 0, "character": 0 } }),
+        )));
+        let mut published = Vec::new();
+        loop {
+            match Message::read(&mut self.stdout)
+                .expect("read")
+                .expect("a message")
+            {
+                Message::Response(r) if r.id == id => return published,
+                Message::Notification(n) if n.method == "textDocument/publishDiagnostics" => {
+                    let uri = n.params["uri"].as_str().unwrap_or_default().to_owned();
+                    published.push((uri, n.params["diagnostics"].clone()));
+                }
+                _ => {}
+            }
+        }
+    }
+
     /// The next diagnostics published for `uri`.
     fn diagnostics(&mut self, uri: &str) -> Vec<Value> {
         loop {
@@ -320,5 +346,84 @@ fn the_extensions_of_the_configuration_above_are_used() {
     assert_eq!(found[0]["range"], range((6, 25), (6, 35)));
     let message = found[0]["message"].as_str().unwrap_or("");
     assert!(message.contains("the `strings` extension"), "{message}");
+    client.stop();
+}
+
+fn codes(diagnostics: &Value) -> Vec<&str> {
+    diagnostics
+        .as_array()
+        .map(|d| d.iter().filter_map(|d| d["code"].as_str()).collect())
+        .unwrap_or_default()
+}
+
+#[test]
+fn many_open_agents_publish_once_each_and_a_real_change_still_reaches_the_routine() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let plugin = tmp.path().join("plugin");
+    std::fs::create_dir_all(plugin.join("agents")).expect("mkdir");
+    std::fs::create_dir_all(plugin.join("routines")).expect("mkdir");
+    let helper = plugin.join("agents/helper.yaml");
+    let helper_text = "name: helper\nruntime: acp\n";
+    std::fs::write(&helper, helper_text).expect("write");
+    let routine = plugin.join("routines/r.yaml");
+    let routine_text = "name: r\nagent: helpr\n";
+    std::fs::write(&routine, routine_text).expect("write");
+    let routine_uri = uri_of(&routine);
+    let helper_uri = uri_of(&helper);
+    let mut client = Client::start();
+    let diagnostics = client.open(&routine_uri, routine_text);
+    assert_eq!(codes(&Value::from(diagnostics)), ["unknown-agent"]);
+
+    // 200 agents that are only buffers (no other file reads them) and the helper opened with
+    // its text on disk: none changes what the routine reads.
+    let agents: Vec<String> = (0..200)
+        .map(|n| uri_of(&plugin.join(format!("agents/a{n}.yaml"))))
+        .collect();
+    for (n, uri) in agents.iter().enumerate() {
+        client.notify(
+            "textDocument/didOpen",
+            json!({ "textDocument": { "uri": uri, "languageId": "yaml", "version": 1, "text": format!("name: a{n}\nruntime: acp\n") } }),
+        );
+    }
+    client.notify(
+        "textDocument/didOpen",
+        json!({ "textDocument": { "uri": helper_uri, "languageId": "yaml", "version": 1, "text": helper_text } }),
+    );
+    let published = client.published_until_answered();
+    let mut counts = std::collections::HashMap::<&str, usize>::new();
+    for (uri, _) in &published {
+        *counts.entry(uri.as_str()).or_default() += 1;
+    }
+    assert_eq!(published.len(), 201, "{} publishes", published.len());
+    assert!(counts.values().all(|&n| n == 1), "{counts:?}");
+    assert!(!counts.contains_key(routine_uri.as_str()));
+
+    // The helper renamed in its buffer: the routine's finding goes, and only documents whose
+    // diagnostics change are published.
+    client.notify(
+        "textDocument/didChange",
+        json!({ "textDocument": { "uri": helper_uri, "version": 2 }, "contentChanges": [{ "text": "name: helpr\nruntime: acp\n" }] }),
+    );
+    assert_eq!(client.diagnostics(&routine_uri), Vec::<Value>::new());
+    let published = client.published_until_answered();
+    assert!(
+        published.iter().all(|(uri, _)| *uri == helper_uri),
+        "{published:?}"
+    );
+    // Closed, the helper is read from disk again: the routine's finding is back.
+    client.notify(
+        "textDocument/didClose",
+        json!({ "textDocument": { "uri": helper_uri } }),
+    );
+    let published = client.published_until_answered();
+    let routine_now: Vec<&Value> = published
+        .iter()
+        .filter(|(uri, _)| *uri == routine_uri)
+        .map(|(_, d)| d)
+        .collect();
+    assert_eq!(routine_now.len(), 1, "{published:?}");
+    assert_eq!(codes(routine_now[0]), ["unknown-agent"]);
+    // The helper's diagnostics cleared, and nothing for the 200 others.
+    assert_eq!(published.len(), 2, "{published:?}");
     client.stop();
 }

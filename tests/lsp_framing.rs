@@ -11,6 +11,8 @@
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
 use std::time::{Duration, Instant};
 
@@ -30,6 +32,9 @@ struct Server {
     next_id: i64,
     /// The highest peak read so far, printed when the test ends (`--nocapture` shows it).
     peak_seen: u64,
+    /// While set, the reading thread reads nothing more of the server's output (a client that
+    /// never reads).
+    paused: Arc<AtomicBool>,
 }
 
 impl Server {
@@ -56,9 +61,17 @@ impl Server {
         let stdout = child.stdout.take().expect("stdout");
         let stderr = child.stderr.take().expect("stderr");
         let (tx, messages) = channel();
+        let paused = Arc::new(AtomicBool::new(false));
+        let pause = Arc::clone(&paused);
         std::thread::spawn(move || {
             let mut stdout = BufReader::new(stdout);
-            while let Some(message) = read_frame(&mut stdout) {
+            loop {
+                while pause.load(Ordering::Relaxed) {
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+                let Some(message) = read_frame(&mut stdout) else {
+                    break;
+                };
                 if tx.send(message).is_err() {
                     break;
                 }
@@ -80,6 +93,7 @@ impl Server {
             stderr: stderr_lines,
             next_id: 0,
             peak_seen: 0,
+            paused,
         }
     }
 
@@ -463,6 +477,139 @@ fn a_change_with_many_content_changes_keeps_only_the_last() {
     server.expect("diagnostics after the change", |m| {
         m["method"] == "textDocument/publishDiagnostics" && m["params"]["version"] == 2
     });
+    answers_a_hover(&mut server);
+    server.stop();
+}
+
+/// A URI of `length` bytes for an agent in a plugin folder.
+fn long_uri(n: usize, length: usize) -> String {
+    let head = format!("file:///nowhere/plugin/agents/{n}");
+    format!("{head}{}.yaml", "u".repeat(length - head.len() - 5))
+}
+
+#[test]
+fn a_document_with_an_over_long_uri_is_refused_with_a_short_warning() {
+    let mut server = Server::start();
+    let uri = long_uri(0, 1_000_000);
+    server.notify(
+        "textDocument/didOpen",
+        &json!({ "textDocument": { "uri": uri, "languageId": "yaml", "version": 1, "text": "name: a\n" } }),
+    );
+    let warning = server.expect("a warning", |m| m["method"] == "window/showMessage");
+    let message = warning["params"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.len() < 300
+            && message.contains("file:///nowhere/plugin/agents/0uuu")
+            && message.contains("1000000 bytes long, over the 4096"),
+        "{}",
+        &message[..message.len().min(300)]
+    );
+    // Not opened: a change, a save and a close of it publish nothing, a hover finds nothing.
+    server.notify(
+        "textDocument/didChange",
+        &json!({ "textDocument": { "uri": uri, "version": 2 }, "contentChanges": [{ "text": "name: b\n" }] }),
+    );
+    server.notify(
+        "textDocument/didSave",
+        &json!({ "textDocument": { "uri": uri } }),
+    );
+    server.notify(
+        "textDocument/didClose",
+        &json!({ "textDocument": { "uri": uri } }),
+    );
+    let id = server.send_request(
+        "textDocument/hover",
+        &json!({ "textDocument": { "uri": uri }, "position": { "line": 0, "character": 0 } }),
+    );
+    let answer = server.expect("the hover's answer or diagnostics", |m| {
+        m["id"] == id || m["method"] == "textDocument/publishDiagnostics"
+    });
+    assert_eq!(
+        answer.get("result"),
+        Some(&Value::Null),
+        "diagnostics: {}",
+        answer["method"]
+    );
+    // A URI of 4,096 bytes is opened as usual.
+    let uri = long_uri(1, 4096);
+    server.notify(
+        "textDocument/didOpen",
+        &json!({ "textDocument": { "uri": uri, "languageId": "yaml", "version": 1, "text": "name: a\n" } }),
+    );
+    server.expect("diagnostics of a URI at the limit", |m| {
+        m["method"] == "textDocument/publishDiagnostics" && m["params"]["uri"] == uri
+    });
+    server.stop();
+}
+
+#[test]
+fn error_messages_and_ids_do_not_repeat_long_strings() {
+    let mut server = Server::start();
+    let method = "m".repeat(1_000_000);
+    let id = server.send_request(&method, &Value::Null);
+    let answer = server.response(id);
+    assert_eq!(error_code(&answer), -32601, "{}", answer.to_string().len());
+    assert!(
+        answer.to_string().len() < 1000,
+        "{}",
+        answer.to_string().len()
+    );
+    // serde's message quotes a string it could not read as a number.
+    let id = server.send_request(
+        "textDocument/hover",
+        &json!({ "textDocument": { "uri": "file:///a.yaml" }, "position": { "line": "9".repeat(1_000_000), "character": 0 } }),
+    );
+    let answer = server.response(id);
+    assert_eq!(error_code(&answer), -32602, "{}", answer.to_string().len());
+    assert!(
+        answer.to_string().len() < 1000,
+        "{}",
+        answer.to_string().len()
+    );
+    // An id every answer would repeat.
+    let long_id = "i".repeat(1_000_000);
+    server.send_json(&json!({ "jsonrpc": "2.0", "id": long_id, "method": "shutdown" }));
+    let answer = server.null_id_error();
+    assert_eq!(error_code(&answer), -32600);
+    assert!(
+        answer.to_string().len() < 1000,
+        "{}",
+        answer.to_string().len()
+    );
+    answers_a_hover(&mut server);
+    server.stop();
+}
+
+#[test]
+fn a_client_that_never_reads_while_opening_long_uris_stays_under_the_bound() {
+    let mut server = Server::start();
+    server.paused.store(true, Ordering::Relaxed);
+    let mut stdin = server.stdin.take().expect("stdin");
+    // 100 documents with URIs of 2 MB each, written while nothing reads the server's output.
+    let writer = std::thread::spawn(move || {
+        for n in 0..100 {
+            let body = json!({ "jsonrpc": "2.0", "method": "textDocument/didOpen", "params": { "textDocument": { "uri": long_uri(n, 2_000_000), "languageId": "yaml", "version": 1, "text": "name: a\n" } } });
+            if stdin
+                .write_all(&frame(body.to_string().as_bytes()))
+                .is_err()
+            {
+                break;
+            }
+        }
+        stdin
+    });
+    let start = Instant::now();
+    while !writer.is_finished() && start.elapsed() < Duration::from_secs(10) {
+        server.check_peak();
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // Wait a little for the server to process what it has read.
+    for _ in 0..75 {
+        server.check_peak();
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    server.paused.store(false, Ordering::Relaxed);
+    server.stdin = Some(writer.join().expect("the writer"));
     answers_a_hover(&mut server);
     server.stop();
 }

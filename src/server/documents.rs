@@ -5,7 +5,13 @@
 //! What stays open is bounded, so that a client cannot grow the server's memory by opening
 //! documents: at most [`MAX_OPEN_DOCUMENTS`] of them, holding at most [`MAX_OPEN_BYTES`] of
 //! text, URIs and paths together. A document that would pass either bound is not kept (the
-//! server says so and lints it no more until others are closed).
+//! server says so and lints it no more until others are closed). A URI longer than
+//! [`MAX_URI`] is refused outright: nothing the server keeps or sends holds a copy of it.
+//!
+//! A plugin's other files read an agent's text only when the agent is a file on disk in the
+//! plugin's `agents/` folder (an open buffer then replaces the disk's text). Opening, changing
+//! or closing a document reports whether it changed what the plugin's other files read, so the
+//! server lints them again only then.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -22,10 +28,16 @@ pub const MAX_OPEN_DOCUMENTS: usize = 1_000;
 /// documents at the lint's 1 MiB limit, or thousands of plugin files.
 pub const MAX_OPEN_BYTES: usize = 16 * 1024 * 1024;
 
+/// The longest URI of a document the server opens (in bytes): far over any real path, short
+/// enough that what the server keeps and sends for a document stays small.
+pub const MAX_URI: usize = 4 * 1024;
+
 /// Why a document is not kept open.
 pub enum Refused {
     /// Its URI is not a `file:` URI.
     NotAFile,
+    /// Its URI is longer than [`MAX_URI`] bytes (the URI's length).
+    UriTooLong(usize),
     /// Keeping it would pass a bound on the open documents (the reason, for the user).
     OverLimit(String),
 }
@@ -58,31 +70,51 @@ pub struct Linted {
 }
 
 impl Documents {
-    /// Opens or replaces a document. When it is refused, an earlier version of it is closed.
-    pub fn open(&mut self, uri: Uri, text: String, version: i32) -> Result<(), Refused> {
-        self.close(&uri);
+    /// Opens or replaces a document; `Ok(true)` when this changes what the other files of its
+    /// plugin read. When it is refused, an earlier version of it is closed.
+    pub fn open(&mut self, uri: Uri, text: String, version: i32) -> Result<bool, Refused> {
+        if uri.as_str().len() > MAX_URI {
+            return Err(Refused::UriTooLong(uri.as_str().len()));
+        }
+        let earlier = self.take(&uri).map(|(_, doc)| doc.text);
         let path = convert::uri_to_path(&uri).ok_or(Refused::NotAFile)?;
+        let read = read_by_plugin(&path)
+            && match earlier {
+                Some(earlier) => earlier != text,
+                None => !same_as_disk(&path, &text),
+            };
         let doc = Document {
             path,
             text,
             version,
         };
-        self.keep(uri, doc)
+        self.keep(uri, doc)?;
+        Ok(read)
     }
 
-    /// Replaces a document's text. When the new text is refused, the document is closed.
-    pub fn change(&mut self, uri: &Uri, text: String, version: i32) -> Result<(), Refused> {
+    /// Replaces a document's text; `Ok(true)` when this changes what the other files of its
+    /// plugin read. When the new text is refused, the document is closed.
+    pub fn change(&mut self, uri: &Uri, text: String, version: i32) -> Result<bool, Refused> {
         let Some((uri, mut doc)) = self.take(uri) else {
-            return Ok(());
+            return Ok(false);
         };
+        let read = doc.text != text && read_by_plugin(&doc.path);
         doc.text = text;
         doc.version = version;
-        self.keep(uri, doc)
+        self.keep(uri, doc)?;
+        Ok(read)
     }
 
-    /// Closes a document.
-    pub fn close(&mut self, uri: &Uri) {
-        self.take(uri);
+    /// Closes a document: whether it was open, and the plugin folder whose other files must
+    /// be linted again (they read the disk's text of it from now on), if any.
+    pub fn close(&mut self, uri: &Uri) -> (bool, Option<PathBuf>) {
+        let Some((_, doc)) = self.take(uri) else {
+            return (false, None);
+        };
+        let root = (read_by_plugin(&doc.path) && !same_as_disk(&doc.path, &doc.text))
+            .then(|| plugin_root(&doc.path))
+            .flatten();
+        (true, root)
     }
 
     fn take(&mut self, uri: &Uri) -> Option<(Uri, Document)> {
@@ -120,9 +152,14 @@ impl Documents {
         let Some(root) = self.get(uri).and_then(|d| plugin_root(&d.path)) else {
             return vec![uri.clone()];
         };
+        self.in_plugin(&root)
+    }
+
+    /// The URIs of the open documents in a plugin folder.
+    pub fn in_plugin(&self, root: &Path) -> Vec<Uri> {
         self.open
             .iter()
-            .filter(|(_, d)| plugin_root(&d.path).as_deref() == Some(root.as_path()))
+            .filter(|(_, d)| plugin_root(&d.path).as_deref() == Some(root))
             .map(|(u, _)| u.clone())
             .collect()
     }
@@ -184,15 +221,18 @@ impl Documents {
         let on_disk = discover::collect(&[agents])
             .map(|(files, _)| files)
             .unwrap_or_default();
+        // The open buffers by the path the lint shows (one look-up per file on disk, not a
+        // scan of every open document for each).
+        let buffers: HashMap<String, &Document> = self
+            .open
+            .values()
+            .map(|d| (convert::display(&d.path), d))
+            .collect();
         for mut input in on_disk {
             if input.path == display {
                 continue;
             }
-            if let Some(open) = self
-                .open
-                .values()
-                .find(|d| convert::display(&d.path) == input.path)
-            {
+            if let Some(open) = buffers.get(&input.path) {
                 input.text.clone_from(&open.text);
                 input.too_large = false;
                 input.invalid_utf8_at = None;
@@ -206,6 +246,27 @@ impl Documents {
 /// The bytes a document holds, as the bound on open documents counts them.
 fn held(uri: &Uri, doc: &Document) -> usize {
     doc.text.len() + uri.as_str().len() + doc.path.as_os_str().len()
+}
+
+/// Whether the other files of a plugin read this file (as `Documents::context` gathers
+/// them): a file on disk in the plugin's `agents/` folder. A file that is not on disk is read
+/// by none until it is saved (a save lints the whole plugin again).
+fn read_by_plugin(path: &Path) -> bool {
+    plugin_root(path).is_some()
+        && path.parent().and_then(Path::file_name) == Some("agents".as_ref())
+        && path.is_file()
+}
+
+/// Whether a file's text on disk is `text` (a file over the lint's limit, or unreadable, is
+/// taken to differ).
+fn same_as_disk(path: &Path, text: &str) -> bool {
+    use std::io::Read;
+    let Ok(file) = std::fs::File::open(path) else {
+        return false;
+    };
+    let mut disk = Vec::with_capacity(text.len().min(ozcheck_lint::MAX_FILE_BYTES) + 1);
+    let limit = ozcheck_lint::MAX_FILE_BYTES as u64 + 1;
+    file.take(limit).read_to_end(&mut disk).is_ok() && disk == text.as_bytes()
 }
 
 /// The folder above a file's `agents/`, `flows/` or `routines/` folder.

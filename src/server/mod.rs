@@ -20,6 +20,7 @@ mod protocol;
 mod transport;
 
 use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
 use std::io::{Read, Write};
 use std::time::{Duration, Instant};
 
@@ -38,8 +39,11 @@ use convert::{Encoding, LineIndex};
 use documents::{Documents, Refused};
 use transport::{Incoming, Params, Transport, code};
 
-pub use documents::{MAX_OPEN_BYTES, MAX_OPEN_DOCUMENTS};
+pub use documents::{MAX_OPEN_BYTES, MAX_OPEN_DOCUMENTS, MAX_URI};
 pub use transport::{MAX_BODY, MAX_HEADER_LINE, MAX_HEADERS};
+
+/// How many characters of a refused over-long URI its warning shows.
+const URI_SHOWN: usize = 80;
 
 /// How long typing must pause before a changed document is linted again.
 pub const DEBOUNCE: Duration = Duration::from_millis(150);
@@ -90,6 +94,7 @@ fn serve(incoming: &Receiver<Incoming>, outgoing: Sender<String>) {
         documents: Documents::default(),
         due: HashMap::new(),
         config_errors: HashMap::new(),
+        published: HashMap::new(),
         shut_down: false,
     };
     server.serve();
@@ -145,6 +150,9 @@ struct Server<'c> {
     due: HashMap<Uri, Instant>,
     /// The last configuration error shown per document, so it is shown once.
     config_errors: HashMap<Uri, String>,
+    /// A hash of the diagnostics (and version) last published per open document, so that
+    /// linting a document again publishes nothing when its diagnostics did not change.
+    published: HashMap<Uri, u64>,
     /// Whether `shutdown` was asked: requests after it are refused.
     shut_down: bool,
 }
@@ -220,7 +228,7 @@ impl Server<'_> {
             .map(|f| convert::diagnostic(&index, f))
             .collect();
         let version = Some(doc.version);
-        self.notify(
+        let body = transport::notification(
             method::PUBLISH_DIAGNOSTICS,
             PublishDiagnosticsParams {
                 uri: uri.clone(),
@@ -228,6 +236,14 @@ impl Server<'_> {
                 version,
             },
         );
+        let hash = {
+            let mut hasher = std::hash::DefaultHasher::new();
+            body.hash(&mut hasher);
+            hasher.finish()
+        };
+        if self.published.insert(uri.clone(), hash) != Some(hash) {
+            self.send(body);
+        }
         match linted.config_error {
             Some(error) if self.config_errors.get(uri) != Some(&error) => {
                 self.notify(
@@ -255,13 +271,24 @@ impl Server<'_> {
         }
     }
 
+    /// Lints a document, and the other open documents of its plugin when `others` (the
+    /// document changed what they read).
+    fn publish_affected(&mut self, uri: &Uri, others: bool) {
+        if others {
+            self.publish_plugin(uri);
+        } else {
+            self.due.remove(uri);
+            self.publish(uri);
+        }
+    }
+
     fn notification(&mut self, method: &str, params: &Params) {
         match method {
             method::DID_OPEN => {
                 if let Ok(params) = params.parse::<DidOpenTextDocumentParams>() {
                     let doc = params.text_document;
                     match self.documents.open(doc.uri.clone(), doc.text, doc.version) {
-                        Ok(()) => self.publish_plugin(&doc.uri),
+                        Ok(others) => self.publish_affected(&doc.uri, others),
                         Err(refused) => self.refused(&doc.uri, &refused),
                     }
                 }
@@ -275,12 +302,19 @@ impl Server<'_> {
                         let changed =
                             self.documents
                                 .change(&uri, change.text, params.text_document.version);
-                        if let Err(refused) = changed {
-                            self.refused(&uri, &refused);
-                            return;
-                        }
-                        for other in self.documents.same_plugin(&uri) {
-                            self.due.insert(other, Instant::now() + DEBOUNCE);
+                        let due = Instant::now() + DEBOUNCE;
+                        match changed {
+                            Err(refused) => self.refused(&uri, &refused),
+                            Ok(true) => {
+                                for other in self.documents.same_plugin(&uri) {
+                                    self.due.insert(other, due);
+                                }
+                            }
+                            Ok(false) => {
+                                if self.documents.get(&uri).is_some() {
+                                    self.due.insert(uri, due);
+                                }
+                            }
                         }
                     }
                 }
@@ -293,8 +327,18 @@ impl Server<'_> {
             method::DID_CLOSE => {
                 if let Ok(params) = params.parse::<DidCloseTextDocumentParams>() {
                     let uri = params.text_document.uri;
-                    self.documents.close(&uri);
-                    self.forget(uri);
+                    let (was_open, plugin) = self.documents.close(&uri);
+                    if was_open || self.published.contains_key(&uri) {
+                        self.forget(uri);
+                    }
+                    // The plugin's other files read the agent's text on disk again.
+                    for other in plugin
+                        .map(|root| self.documents.in_plugin(&root))
+                        .unwrap_or_default()
+                    {
+                        self.due.remove(&other);
+                        self.publish(&other);
+                    }
                 }
             }
             _ => {}
@@ -306,6 +350,7 @@ impl Server<'_> {
     fn forget(&mut self, uri: Uri) {
         self.due.remove(&uri);
         self.config_errors.remove(&uri);
+        self.published.remove(&uri);
         self.notify(
             method::PUBLISH_DIAGNOSTICS,
             PublishDiagnosticsParams {
@@ -318,15 +363,33 @@ impl Server<'_> {
 
     /// Says why a document is not linted (it is not kept open).
     fn refused(&mut self, uri: &Uri, refused: &Refused) {
-        if let Refused::OverLimit(why) = refused {
-            self.notify(
-                method::SHOW_MESSAGE,
-                ShowMessageParams {
-                    typ: MessageType::WARNING,
-                    message: format!("ozcheck: {} is not linted: {why}", uri.as_str()),
-                },
-            );
-            self.forget(uri.clone());
+        match refused {
+            Refused::NotAFile => {}
+            Refused::OverLimit(why) => {
+                self.notify(
+                    method::SHOW_MESSAGE,
+                    ShowMessageParams {
+                        typ: MessageType::WARNING,
+                        message: format!("ozcheck: {} is not linted: {why}", uri.as_str()),
+                    },
+                );
+                self.forget(uri.clone());
+            }
+            // Not opened, so nothing is cleared; the message shows the URI's start only, so
+            // that no answer holds a copy of it.
+            Refused::UriTooLong(length) => {
+                let head: String = uri.as_str().chars().take(URI_SHOWN).collect();
+                self.notify(
+                    method::SHOW_MESSAGE,
+                    ShowMessageParams {
+                        typ: MessageType::WARNING,
+                        message: format!(
+                            "ozcheck: {head}… is not linted: its URI is {length} bytes long, \
+                             over the {MAX_URI} the server accepts"
+                        ),
+                    },
+                );
+            }
         }
     }
 

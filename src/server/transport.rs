@@ -17,6 +17,7 @@
 //! the next message cannot be found: the reader answers -32700 and the server ends with the
 //! reason on standard error (exit 2).
 
+use std::borrow::Cow;
 use std::fmt;
 use std::io::{self, BufRead, BufReader, Read, Write};
 use std::thread::{self, JoinHandle};
@@ -42,6 +43,14 @@ const ENVELOPE: usize = 64 * 1024;
 /// file takes at most two bytes (`\n`, `\t`, `\"`, `\\`; YAML allows no other control
 /// character), plus [`ENVELOPE`].
 pub const MAX_BODY: usize = 2 * ozcheck_lint::MAX_FILE_BYTES + ENVELOPE;
+
+/// The longest error message the server sends (in bytes): one that quotes what the client
+/// sent (a method's name, a value serde could not read) is cut there, so that no answer
+/// waiting in the queue holds an unbounded copy of the client's strings.
+pub const MAX_MESSAGE: usize = 512;
+
+/// The longest request id the server accepts (in bytes of JSON): every answer repeats it.
+pub const MAX_ID: usize = 256;
 
 /// The capacity of the input buffer, which is also the piece a refused body is skipped in.
 const INPUT_BUFFER: usize = 64 * 1024;
@@ -118,7 +127,7 @@ impl Answer {
     fn new(code: i32, message: impl Into<String>) -> Answer {
         Answer {
             code,
-            message: message.into(),
+            message: cut_message(&message.into()).into_owned(),
         }
     }
 
@@ -246,10 +255,15 @@ impl<R: BufRead> FrameReader<R> {
             else {
                 return Err(framing(format!("not a header line: {}", shown(text))));
             };
-            if !name.trim().eq_ignore_ascii_case("content-length") {
+            // As in HTTP: a name in any case, spaces or tabs around the value.
+            let blank: &[char] = &[' ', '\t'];
+            if !name
+                .trim_matches(blank)
+                .eq_ignore_ascii_case("content-length")
+            {
                 continue;
             }
-            let declared = content_length(value.trim())?;
+            let declared = content_length(value.trim_matches(blank))?;
             if length.is_some_and(|l| l != declared) {
                 return Err(framing(
                     "a message has two different Content-Length headers",
@@ -353,6 +367,15 @@ fn parse_body(body: &[u8]) -> Frame {
                     ),
                 ));
             }
+            if id.get().len() > MAX_ID {
+                return Frame::Refused(Answer::new(
+                    code::INVALID_REQUEST,
+                    format!(
+                        "a request's id is {} bytes long, over the {MAX_ID} the server accepts",
+                        id.get().len()
+                    ),
+                ));
+            }
             Frame::Message(Incoming::Request { id, method, params })
         }
         (None, Some(method)) => Frame::Message(Incoming::Notification { method, params }),
@@ -380,7 +403,20 @@ pub fn ok_response(id: &RawValue, result: impl Serialize) -> String {
     .unwrap_or_else(|e| error_response(Some(id), code::INTERNAL_ERROR, &e.to_string()))
 }
 
-/// An error response's JSON (a null id when the request's could not be read).
+/// A message cut to [`MAX_MESSAGE`] bytes (at a character's start, with `…` after).
+fn cut_message(message: &str) -> Cow<'_, str> {
+    if message.len() <= MAX_MESSAGE {
+        return Cow::Borrowed(message);
+    }
+    let mut end = MAX_MESSAGE;
+    while !message.is_char_boundary(end) {
+        end -= 1;
+    }
+    Cow::Owned(format!("{}…", &message[..end]))
+}
+
+/// An error response's JSON (a null id when the request's could not be read); the message is
+/// cut to [`MAX_MESSAGE`] bytes.
 pub fn error_response(id: Option<&RawValue>, code: i32, message: &str) -> String {
     #[derive(Serialize)]
     struct Error<'a> {
@@ -393,10 +429,14 @@ pub fn error_response(id: Option<&RawValue>, code: i32, message: &str) -> String
         id: Option<&'a RawValue>,
         error: Error<'a>,
     }
+    let message = cut_message(message);
     serde_json::to_string(&Failed {
         jsonrpc: "2.0",
         id,
-        error: Error { code, message },
+        error: Error {
+            code,
+            message: &message,
+        },
     })
     // Nothing in it can fail to serialise; the fallback keeps the answer well-formed anyway.
     .unwrap_or_else(|_| {

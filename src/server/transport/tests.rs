@@ -269,3 +269,64 @@ fn answers_are_json_rpc() {
         serde_json::json!({ "jsonrpc": "2.0", "id": null, "error": { "code": -32700, "message": "no" } })
     );
 }
+
+#[test]
+fn header_names_are_read_in_any_case_and_space_around_a_value_is_ignored() {
+    // HTTP's convention, which LSP's base protocol follows: a header's name is
+    // case-insensitive and optional white space may stand around its value.
+    for header in [
+        "Content-Length: 71 ",
+        "content-length:71",
+        "CONTENT-LENGTH:\t71\t",
+    ] {
+        let input = format!("{header}\r\n\r\n{HOVER}");
+        let (got, end) = frames(input.as_bytes());
+        assert_eq!(end, Ok(()), "{header:?}");
+        assert_eq!(methods(&got), ["textDocument/hover"], "{header:?}");
+    }
+    // Inside the value only decimal digits.
+    for value in ["7 1", "+71", "0x47", "71;", "71\u{b}", "\u{a0}71"] {
+        let input = format!("Content-Length: {value}\r\n\r\n{HOVER}");
+        let (got, end) = frames(input.as_bytes());
+        assert!(got.is_empty(), "{value:?}");
+        let answer = framing_error(end);
+        assert!(
+            answer.message.contains("is not a number"),
+            "{value:?}: {}",
+            answer.message
+        );
+    }
+}
+
+#[test]
+fn long_ids_and_long_messages_are_not_repeated() {
+    let body = format!(
+        r#"{{"jsonrpc":"2.0","id":"{}","method":"shutdown"}}"#,
+        "i".repeat(MAX_ID)
+    );
+    let (got, _) = frames(&frame(&body));
+    let answer = refusal(&got[0]);
+    assert!(
+        answer.message.contains("over the 256"),
+        "{}",
+        answer.message
+    );
+    // An id of 256 bytes of JSON (its quotes included) is kept.
+    let body = format!(
+        r#"{{"jsonrpc":"2.0","id":"{}","method":"shutdown"}}"#,
+        "i".repeat(MAX_ID - 2)
+    );
+    let (got, _) = frames(&frame(&body));
+    assert_eq!(methods(&got), ["shutdown"]);
+    // A message that quotes the client is cut at a character's start.
+    let quoted = format!("no method {}", "é".repeat(MAX_MESSAGE));
+    let json = error_response(None, code::METHOD_NOT_FOUND, &quoted);
+    let value: serde_json::Value = serde_json::from_str(&json).expect("JSON");
+    let message = value["error"]["message"].as_str().expect("a message");
+    assert!(
+        message.len() <= MAX_MESSAGE + '…'.len_utf8(),
+        "{}",
+        message.len()
+    );
+    assert!(message.ends_with('…'));
+}
