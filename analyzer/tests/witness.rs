@@ -364,7 +364,22 @@ fn witnesses_run_and_reach_what_hand_built_events_reach() {
     // Two lists of zeros side by side, as many as fit: deep equality walks the smaller.
     let two_lists = serde_json::json!({ "a": vec![0; 2040], "b": vec![0; 2040] });
     let one_list = serde_json::json!({ "a": [vec![0; 2040], vec![0; 2040]] });
-    let cases: [(&str, String); 12] = [
+    // A map of as many two-character keys as fit, and the longest text: every probe of a
+    // look-up of the text walks it.
+    let alphabet: Vec<char> = ('a'..='z').chain('A'..='Z').collect();
+    let many_keys: serde_json::Map<String, serde_json::Value> = (0..1150)
+        .map(|i| {
+            let key: String = [alphabet[i / 52], alphabet[i % 52]].iter().collect();
+            (key, serde_json::json!(0))
+        })
+        .collect();
+    let cases: [(&str, String); 13] = [
+        // A look-up at a computed key in a map of many keys (the black-box attack on version 7
+        // found 1,645 where this event costs 18,025).
+        (
+            "event.attributes.m[?event.text].hasValue()",
+            event(&"z".repeat(16_384), &serde_json::json!({ "m": many_keys })),
+        ),
         // Values compared whole: both must be lists at once (issue 33's black-box attack on
         // version 7 found 415 where two lists of zeros cost 4,095).
         (

@@ -1030,6 +1030,13 @@ impl<'t> Renderer<'t> {
             let w = element.weight + slot.value.as_ref().map_or(0.0, |v| v.weight);
             growers.push((entries_at, w));
         }
+        // A map read at a computed key and nothing else: other entries beside that member make
+        // every look-up probe more keys (`m[?event.text]` in a map of many short keys), so
+        // they take a share of the bytes when nothing weighs more.
+        let filler = slot.used && slot.element.is_none() && slot.member.is_some();
+        if filler {
+            growers.push((entries_at, 0.0));
+        }
         let shares = self.shares(&growers, extra, top);
         let share = |i: usize| shares.iter().find(|(j, _)| *j == i).map_or(0, |(_, s)| *s);
         for (i, (key, child)) in slot.keys.iter().enumerate() {
@@ -1040,7 +1047,24 @@ impl<'t> Renderer<'t> {
             entry(out, &self.template.member_key);
             self.render(member, share(member_at), out);
         }
-        if slot.element.is_some() {
+        if filler && share(entries_at) > 0 {
+            let taken: Vec<&str> = slot
+                .keys
+                .iter()
+                .map(|(k, _)| k.as_str())
+                .chain([self.template.member_key.as_str()])
+                .collect();
+            let value = self.opaque_scalar(slot);
+            self.keyed(
+                ("", ""),
+                &|_, _| value.clone(),
+                share(entries_at),
+                &taken,
+                None,
+                first,
+                out,
+            );
+        } else if slot.element.is_some() {
             let taken: Vec<&str> = slot
                 .keys
                 .iter()
