@@ -415,7 +415,8 @@ fn kinds(uses: Uses, keyed: bool, elements: bool, member: bool) -> Vec<Kind> {
     if uses.contains(Uses::STRING) {
         add(Kind::Str);
     }
-    if uses.contains(Uses::ITERATED) || member {
+    // The container of `in` may be a map as well: a look-up of a long key in many short keys.
+    if uses.contains(Uses::ITERATED) || uses.contains(Uses::LIST) || member {
         add(Kind::Object);
     }
     if uses.contains(Uses::COMPARED) || uses.contains(Uses::CONCATENATED) {
