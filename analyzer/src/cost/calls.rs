@@ -544,7 +544,14 @@ pub(super) fn map_build(w: &Walker<'_>, entries: &Poly, compares: &Poly) -> Poly
 fn membership(w: &Walker<'_>, key: &Shape, container: &Shape) -> (Poly, u64, Shape) {
     let mut cost = key_lookup(w, container, key);
     if let Some((len, _)) = container.as_list(&w.parts) {
-        cost = cost.max(&sized(&len.add(&container.deep_size())));
+        // A list whose elements are parts of one budget (the parts of a split, a JSON list's
+        // elements, what a filter or map keeps of them) walks at most their sizes summed
+        // (version 8), not the count times the largest.
+        let deep = match container {
+            Shape::List(l) if w.model.sums_list_deep_size() => w.list_deep_size(l),
+            _ => container.deep_size(),
+        };
+        cost = cost.max(&sized(&len.add(&deep)));
     }
     let min = match container {
         Shape::List(l) => table::in_list(l.min_len, 0, 0),

@@ -714,6 +714,20 @@ impl<'a> Walker<'a> {
         self.sum_counted(per, &plan.count, plan.sum)
     }
 
+    /// The deep size of a list (`Shape::deep_size`: one per element and each element's own),
+    /// summed over its elements when they are distinct parts of one budget (its `elem_var`):
+    /// `Σ (dᵢ + 1)` with every `dᵢ` a polynomial in the element's size is at most the count
+    /// times its constant part plus the rest at the budget, as a loop's sum is (version 8).
+    pub(crate) fn list_deep_size(&self, l: &ListShape) -> Poly {
+        match l
+            .elem_var
+            .and_then(|x| Some((x, self.parts.part(x).parent?)))
+        {
+            Some(sum) => self.sum_counted(&l.elem.deep_size().add_const(1.0), &l.len, Some(sum)),
+            None => Shape::List(Box::new(l.clone())).deep_size(),
+        }
+    }
+
     /// [`Walker::sum`] over `count` iterations, summing the element `sum` names.
     fn sum_counted(&self, per: &Poly, count: &Poly, sum: Option<(Var, Var)>) -> Poly {
         match sum {
