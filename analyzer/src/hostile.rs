@@ -498,6 +498,7 @@ impl ExprGen<'_, '_> {
                 ]),
                 self.c.pick(&[
                     "map(w, w + w).exists(t, t == 'x')",
+                    "map(w, w + w + event.text).exists(t, t in event.text.split(' '))",
                     "size() > 0",
                     "all(t, t.size() > 1)",
                     "filter(t, t.size() > 5).map(t, t.substring(1)).size() > 0",

@@ -737,7 +737,10 @@ impl<'r> Gen<'r> {
                     }
                 });
                 let kept = format!("{text}.split({sep}{limit}).filter({w}, {pred})");
-                match self.rng.below(6) {
+                match self.rng.below(7) {
+                    6 => format!(
+                        "'ab' in {kept} || {text}.split({sep}).map(t, t + t).exists(t, t in {kept})"
+                    ),
                     0 => format!("{kept}.size() > 2"),
                     1 => format!("{kept}.map(t, t + t).exists(t, t == 'x')"),
                     2 => format!("{kept}.filter(t, t.size() > 5).exists(t, t.contains('x'))"),
