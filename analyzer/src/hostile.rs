@@ -391,7 +391,7 @@ impl ExprGen<'_, '_> {
     /// Shapes that multiply work or size: doubling chains, comprehensions over big ranges,
     /// patterns from the event applied in loops.
     fn amplifier(&mut self, d: u32) -> String {
-        match self.c.below(14) {
+        match self.c.below(15) {
             0 => {
                 let n = 1 + self.c.below(12);
                 let mut s = format!("[{}]", self.expr(d));
@@ -515,6 +515,25 @@ impl ExprGen<'_, '_> {
                     "w != '' && w.endsWith(' ')",
                 ])
             ),
+            // A loop that stops at its body's first error over a list of small objects (or of
+            // strings, or numbers, on which the body fails): cost-model version 9 counts only
+            // the elements the body can run on, each as large as what it selects needs.
+            13 => format!(
+                "event.attributes.{}.{}",
+                self.c.pick(&["objs", "objs", "strs", "nums"]),
+                self.c.pick(&[
+                    "map(o, o.a + o.a).exists(t, t == 'x')",
+                    "filter(o, o.a.size() > 0).map(o, o.a + event.text).exists(t, t in event.text.split(' '))",
+                    "map(o, o.a.matches(event.subject)).exists(t, t)",
+                    "filter(o, o.size() > 0).map(o, o + o).size() > 0",
+                    "sortBy(o, o.a).size() > 0",
+                    "exists_one(o, event.text.contains(o.a))",
+                    "map(o, event.text.contains(o.a) ? o.a : event.text).exists(t, t == 'x')",
+                    // Every element the same object: its needs say nothing of the range's
+                    // bytes (the black-box attack on version 9).
+                    "map(o, event.attributes.objs[0]).map(p, p.a + event.text).size() > 0",
+                ])
+            ),
             _ => {
                 let p = pattern(self.c, 3, 300);
                 format!(
@@ -569,6 +588,7 @@ pub fn event(c: &mut Choices<'_>) -> Json {
     attributes.insert("deep".into(), nested(32));
     attributes.insert("strs".into(), Json::Array(vec![]));
     attributes.insert("nums".into(), Json::Array(vec![]));
+    attributes.insert("objs".into(), Json::Array(vec![]));
     let budget = bounds.attributes as usize;
     while compact(&Json::Object(attributes.clone())) > budget {
         if let Some(Json::Array(p)) = attributes.get_mut("pats") {
@@ -577,11 +597,17 @@ pub fn event(c: &mut Choices<'_>) -> Json {
     }
     // Pour the rest of the attribute budget into the list a choice favours: each element adds
     // its own bytes and a comma (the first no comma).
-    let key = if c.below(2) == 0 { "nums" } else { "strs" };
+    let key = match c.below(3) {
+        0 => "nums",
+        1 => "strs",
+        _ => "objs",
+    };
     let (item, item_len) = match (key, c.below(2)) {
         ("nums", 0) => (json!(7), 1),
         // The number with the longest `%s` text per byte of JSON: `1e308`, 309 digits.
         ("nums", _) => (json!(1e308), 5),
+        // The smallest object a body selecting `a` runs on.
+        ("objs", _) => (json!({"a": "é"}), 10),
         _ => (json!("a"), 3),
     };
     let room = budget.saturating_sub(compact(&Json::Object(attributes.clone())));

@@ -15,6 +15,7 @@ use crate::types::Type;
 
 mod access;
 mod loops;
+mod needs;
 mod nodes;
 
 /// Recursion deeper than this gives up on the subtree (an unbounded estimate), so hostile

@@ -171,6 +171,16 @@ impl CostModel {
         self.version >= 8
     }
 
+    /// Whether a loop that stops at its body's first error (`map`, `filter`, `exists_one`,
+    /// `sortBy`) over the elements of a JSON part counts only the elements its body can run on
+    /// (version 9 on): an element the body selects a field of, or calls a member function on,
+    /// takes more bytes than a number's one, and a `filter` keeps only elements its predicate
+    /// runs on and is true on (docs/cost-model.md §4). Earlier versions counted every element
+    /// at two bytes (`items.map(i, i.qty * i.price)`: 4,093 iterations where at most 410 run).
+    pub(crate) const fn counts_needed_bytes(self) -> bool {
+        self.version >= 9
+    }
+
     /// What `double(s)` of a string of `len` bytes pays past the traversal every parsing
     /// conversion pays ([`table::parse_double`], version 8 on; earlier versions nothing).
     pub const fn parse_double(self, len: u64) -> u64 {

@@ -16,7 +16,7 @@
 /// of the estimator that changes a figure, changes it; a stored verdict is only valid for the
 /// version it was computed with. `docs/cost-model.md` keeps the changelog, and
 /// `analyzer/tests/model_version.rs` fails when a figure moves without a new version.
-pub const COST_MODEL_VERSION: u32 = 8;
+pub const COST_MODEL_VERSION: u32 = 9;
 
 /// The versions this build can still price (`CostModel::with_version`, `ozcheck filter
 /// --compare-model`): version 3 is version 4 with the per-size key charges and the optional's
@@ -24,9 +24,10 @@ pub const COST_MODEL_VERSION: u32 = 8;
 /// is version 6 with the looser bounds of formatted JSON values and of entries; version 6 is
 /// version 7 with a list indexed by a `lists.range` loop's variable priced at its whole size
 /// on every iteration; version 7 is version 8 with every part of a split priced as kept by a
-/// `filter` over it and without [`parse_double`] and [`FORMAT_FLOAT`] ([`crate::CostModel`]'s
-/// version switches).
-pub const CARRIED_VERSIONS: [u32; 6] = [3, 4, 5, 6, 7, 8];
+/// `filter` over it and without [`parse_double`] and [`FORMAT_FLOAT`]; version 8 is version 9
+/// with every element of a JSON part counted at two bytes by a loop that stops at its body's
+/// first error ([`crate::CostModel`]'s version switches).
+pub const CARRIED_VERSIONS: [u32; 7] = [3, 4, 5, 6, 7, 8, 9];
 
 /// The default cost limit of one evaluation (the same order as Kubernetes' per-call limit).
 pub const DEFAULT_COST_LIMIT: u64 = 1_000_000;

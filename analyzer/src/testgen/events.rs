@@ -21,7 +21,7 @@ fn small_string(rng: &mut Rng, max_chars: u64) -> String {
 /// One attribute value of a random shape, at most about `budget` bytes of JSON.
 fn attribute_value(rng: &mut Rng, budget: u64, fill: bool) -> Json {
     let target = if fill { budget } else { rng.below(budget + 1) };
-    match rng.below(8) {
+    match rng.below(9) {
         0 => Json::String(small_string(rng, target.saturating_sub(2))),
         1 => {
             // The densest list: one-digit ints, the worst case for counting elements.
@@ -67,6 +67,34 @@ fn attribute_value(rng: &mut Rng, budget: u64, fill: bool) -> Json {
                     })
                     .collect(),
             )
+        }
+        7 => {
+            // Small objects under the keys filters read (what a loop's body selects from its
+            // element), strings and lists among them, and sometimes a number last, on which
+            // a body that needs a field fails after every other element ran.
+            let mut items = Vec::new();
+            let mut used = 2;
+            while used + 8 < target {
+                let item = match rng.below(5) {
+                    0 => json!(small_string(rng, 3)),
+                    1 => json!([0, 0]),
+                    _ => {
+                        let key = KEYS[rng.below(KEYS.len() as u64) as usize];
+                        let value = match rng.below(3) {
+                            0 => json!(0),
+                            1 => json!(small_string(rng, 2)),
+                            _ => json!({ KEYS[rng.below(KEYS.len() as u64) as usize]: "" }),
+                        };
+                        json!({ key: value })
+                    }
+                };
+                used += json_len(&item) + 1;
+                items.push(item);
+            }
+            if rng.chance(50) {
+                items.push(json!(0));
+            }
+            Json::Array(items)
         }
         _ => json!(rng.below(1000)),
     }

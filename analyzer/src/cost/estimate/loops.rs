@@ -380,7 +380,13 @@ impl<'a> Walker<'a> {
                 return self.comprehension_passes(c, range, &pieces, Combine::Sum);
             }
         }
-        let plan = self.iteration(&range.shape);
+        let mut plan = self.iteration(&range.shape);
+        // A loop that stops at its body's first error over the elements of a JSON part
+        // (version 9): every element but the last meets what the body needs.
+        let needed = self.needed_bytes(c, &plan);
+        if let Some((count, _)) = &needed {
+            plan.count = count.clone();
+        }
         let count_max = self.parts.maximize(&plan.count);
         let outer = self
             .multipliers
@@ -433,6 +439,7 @@ impl<'a> Walker<'a> {
         let append_alloc = self.model.alloc(2 * table::alloc_list(1));
         let kept = if c.kind == MacroKind::Filter && self.model.counts_kept_parts() {
             self.kept_parts(c, &range.shape)
+                .or_else(|| self.kept_elements(c, &plan, count_max))
         } else {
             None
         };
@@ -638,7 +645,11 @@ impl<'a> Walker<'a> {
             }
             _ => Poly::zero(),
         };
-        let assumption = Some(self.describe_iteration(&plan, count_max));
+        let assumption = Some(self.describe_iteration(
+            &plan,
+            count_max,
+            needed.as_ref().map(|(_, least)| *least),
+        ));
         let val = Val {
             max: range.max.add(&body).add(&sorting).add_const(fixed as f64),
             min: range
@@ -823,8 +834,99 @@ impl<'a> Walker<'a> {
         Some((Poly::var(string, 1.0 / d).add_const(sep as f64 / d), least))
     }
 
-    fn describe_iteration(&self, plan: &Iteration, count_max: f64) -> String {
+    /// How many times a loop that stops at its body's first error runs over the elements of a
+    /// JSON part, when its body needs more than one byte of each (version 9): `map`, `filter`,
+    /// `exists_one` and `sortBy` with one variable bound to the element itself. Every element
+    /// but the last (on which the body may fail) takes at least `L` bytes
+    /// ([`needs::requirement`]) and a comma, and the part's brackets two more, so `n` iterations
+    /// need `(n − 1)·(L + 1) + 3` bytes of a part of `b`: at most `b/(L + 1) + 1`. Returns that
+    /// count and `L`, when it is below the plan's.
+    fn needed_bytes(&self, c: &Comprehension, plan: &Iteration) -> Option<(Poly, u64)> {
+        if !self.model.counts_needed_bytes() || c.var2.is_some() {
+            return None;
+        }
+        let body = match c.kind {
+            MacroKind::Map => c.predicate.or(c.transform)?,
+            MacroKind::Filter | MacroKind::ExistsOne => c.predicate?,
+            MacroKind::SortBy => c.transform?,
+            _ => return None,
+        };
+        let (_, parent) = plan.sum?;
+        if !self.binds_its_element(plan) {
+            return None;
+        }
+        let least = super::needs::requirement(self.ast, body, &c.var).least_json_bytes();
+        if least < 2 {
+            return None;
+        }
+        let count = Poly::var(parent, 1.0 / (least + 1) as f64).add_const(1.0);
+        (self.parts.maximize(&count) < self.parts.maximize(&plan.count)).then_some((count, least))
+    }
+
+    /// How many elements of a JSON part a `filter` can keep (version 9): a kept element meets
+    /// what the predicate needs to run ([`needs::requirement`]) and is one the predicate is
+    /// true on ([`least_json_bytes_when_true`]), so it takes at least the larger `K` of the two
+    /// in bytes, and a comma; `k` kept elements need `k·(K + 1) + 1` bytes of a part of `b`:
+    /// at most `b/(K + 1)`, and one more iteration may fail. `None` when that is no fewer than
+    /// the loop's iterations.
+    fn kept_elements(
+        &self,
+        c: &Comprehension,
+        plan: &Iteration,
+        count_max: f64,
+    ) -> Option<(Poly, u64)> {
+        if !self.model.counts_needed_bytes() || c.var2.is_some() {
+            return None;
+        }
+        let pred = c.predicate?;
+        let (_, parent) = plan.sum?;
+        if !self.binds_its_element(plan) {
+            return None;
+        }
+        let least = super::needs::requirement(self.ast, pred, &c.var)
+            .least_json_bytes()
+            .max(least_json_bytes_when_true(self.ast, pred, &c.var));
+        if least < 2 {
+            return None;
+        }
+        // One more for the last iteration, which may fail after a skip's cost (at most a kept
+        // element's, which the vertex then pays).
+        let kept = Poly::var(parent, 1.0 / (least + 1) as f64).add_const(1.0);
+        (self.parts.maximize(&kept) < count_max).then_some((kept, 0))
+    }
+
+    /// Whether the one variable of a loop binds a JSON value inside the element the loop sums
+    /// over (the element itself, its key, a value selected from it): then the values of
+    /// different iterations lie in different elements of one part, and a value the body needs
+    /// `L` bytes of takes `L` bytes of that part. A list a `map` built of another value (`a.map(x,
+    /// event.attributes.b)`: every element the same `b`) has the count of `a` and an element
+    /// var, but its values are in no element of `a`: the black-box attack on version 9 found
+    /// such a list priced at `a`'s bytes divided by what the next loop needed of `b`.
+    fn binds_its_element(&self, plan: &Iteration) -> bool {
+        let (Some((x, _)), &Shape::Json(mut w)) = (plan.sum, &plan.elem) else {
+            return false;
+        };
+        loop {
+            if w == x {
+                return true;
+            }
+            match self.parts.part(w).parent {
+                Some(up) => w = up,
+                None => return false,
+            }
+        }
+    }
+
+    fn describe_iteration(&self, plan: &Iteration, count_max: f64, needed: Option<u64>) -> String {
         let n = units(count_max);
+        if let (Some(least), Some((_, parent))) = (needed, plan.sum) {
+            let part = self.parts.part(parent);
+            return format!(
+                "at most {n} iterations: {} holds at most {} bytes and the body fails on any element of fewer than {least} (every one but the last)",
+                part.name,
+                units(part.cap)
+            );
+        }
         match plan.sum {
             Some((_, parent)) => {
                 let part = self.parts.part(parent);
@@ -860,18 +962,31 @@ fn range_spacing(range: &Shape) -> Option<(Var, u64)> {
 /// for anything else. Only the predicate's own operators are read: a nested comprehension (which
 /// may bind the same name) is never entered.
 pub(crate) fn least_bytes_when_true(ast: &Ast, pred: NodeId, var: &str) -> u64 {
-    need(ast, pred, var).0
+    need(ast, pred, var, false).0
+}
+
+/// The least size in bytes of compact JSON of a value on which `pred` is `true`, with `var`
+/// bound to it (version 9): every form [`least_bytes_when_true`] reads but `!= ''` (which holds
+/// on a number too) is true only on a string of at least `m` bytes (`""` around them), or, for a
+/// size compared with a literal, on a list or map of at least `m` elements (`[0,…]`, `{"":0,…}`,
+/// each longer still); zero when nothing is known.
+pub(crate) fn least_json_bytes_when_true(ast: &Ast, pred: NodeId, var: &str) -> u64 {
+    match need(ast, pred, var, true).0 {
+        0 => 0,
+        m => m.saturating_add(2),
+    }
 }
 
 /// Whether `pred` cannot fail when `var` is a string: it is made of the forms
 /// [`least_bytes_when_true`] reads (string literals compared with or searched in `var`, its size
 /// compared with an integer literal), `&&` and `||` alone.
 pub(crate) fn never_fails_on_a_string(ast: &Ast, pred: NodeId, var: &str) -> bool {
-    need(ast, pred, var).1
+    need(ast, pred, var, false).1
 }
 
-/// [`least_bytes_when_true`] and [`never_fails_on_a_string`] at once.
-fn need(ast: &Ast, pred: NodeId, var: &str) -> (u64, bool) {
+/// [`least_bytes_when_true`] and [`never_fails_on_a_string`] at once; with `json`, for
+/// [`least_json_bytes_when_true`] (`!= ''` then needs nothing).
+fn need(ast: &Ast, pred: NodeId, var: &str, json: bool) -> (u64, bool) {
     use crate::syntax::BinaryOp;
     let is_var = |n: NodeId| matches!(ast.kind(n), ExprKind::Ident { name, rooted: false } if &**name == var);
     let string_lit = |n: NodeId| match ast.kind(n) {
@@ -906,8 +1021,8 @@ fn need(ast: &Ast, pred: NodeId, var: &str) -> (u64, bool) {
             lhs,
             rhs,
         } => {
-            let (a, x) = need(ast, *lhs, var);
-            let (b, y) = need(ast, *rhs, var);
+            let (a, x) = need(ast, *lhs, var, json);
+            let (b, y) = need(ast, *rhs, var, json);
             (a.max(b), x && y)
         }
         ExprKind::Binary {
@@ -915,14 +1030,16 @@ fn need(ast: &Ast, pred: NodeId, var: &str) -> (u64, bool) {
             lhs,
             rhs,
         } => {
-            let (a, x) = need(ast, *lhs, var);
-            let (b, y) = need(ast, *rhs, var);
+            let (a, x) = need(ast, *lhs, var, json);
+            let (b, y) = need(ast, *rhs, var, json);
             (a.min(b), x && y)
         }
         ExprKind::Conditional {
             then, otherwise, ..
         } => (
-            need(ast, *then, var).0.min(need(ast, *otherwise, var).0),
+            need(ast, *then, var, json)
+                .0
+                .min(need(ast, *otherwise, var, json).0),
             false,
         ),
         ExprKind::Call {
@@ -941,8 +1058,8 @@ fn need(ast: &Ast, pred: NodeId, var: &str) -> (u64, bool) {
             match op {
                 BinaryOp::Eq if is_var(l) => sure(string_lit(r)),
                 BinaryOp::Eq if is_var(r) => sure(string_lit(l)),
-                BinaryOp::Ne if is_var(l) && string_lit(r) == Some(0) => (1, true),
-                BinaryOp::Ne if is_var(r) && string_lit(l) == Some(0) => (1, true),
+                BinaryOp::Ne if !json && is_var(l) && string_lit(r) == Some(0) => (1, true),
+                BinaryOp::Ne if !json && is_var(r) && string_lit(l) == Some(0) => (1, true),
                 BinaryOp::Eq if size_of_var(l) => sure(int_lit(r).map(at_least)),
                 BinaryOp::Eq if size_of_var(r) => sure(int_lit(l).map(at_least)),
                 BinaryOp::Gt if size_of_var(l) => sure(int_lit(r).map(more_than)),
