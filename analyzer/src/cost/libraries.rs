@@ -9,7 +9,7 @@
 
 use super::calls::{min_poly, sized, traversal};
 use super::estimate::{Val, Walker, units};
-use super::parts::PartKind;
+use super::parts::{PartKind, Uses};
 use super::poly::Poly;
 use super::shape::{ListShape, MapShape, Shape, UNBOUNDED};
 use super::table;
@@ -261,6 +261,9 @@ impl Walker<'_> {
         let Some((s, args)) = ops.split_first() else {
             return unbounded();
         };
+        // The receiver is read as a string: what the witness builder makes it first (a
+        // split string has the parts as its elements, yet it is no list).
+        self.parts.note(s.shape.part_vars(), Uses::STRING);
         let Some(n) = s.shape.as_str() else {
             return unbounded();
         };

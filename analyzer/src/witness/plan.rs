@@ -409,6 +409,16 @@ fn kinds(uses: Uses, keyed: bool, elements: bool, member: bool) -> Vec<Kind> {
     if keyed {
         add(Kind::Object);
     }
+    // A string that is split has the parts of the split as its elements, though nothing
+    // iterates it or reads it as a list: a string first (`files.map(f, f.split('/')[0])`,
+    // whose elements were tried only as lists, on which the split fails).
+    if uses.contains(Uses::STRING)
+        && !uses.contains(Uses::ITERATED)
+        && !uses.contains(Uses::LIST)
+        && !member
+    {
+        add(Kind::Str);
+    }
     if uses.contains(Uses::ITERATED) || uses.contains(Uses::LIST) || elements || member {
         add(Kind::List);
     }
