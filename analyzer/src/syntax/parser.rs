@@ -248,7 +248,11 @@ impl Parser<'_> {
     // Every function on the recursive path (`expr` → … → `primary` → a bracketed construct →
     // `expr`) keeps its frame small: it only parses children and hands node building and error
     // reporting to separate functions, which are not on the stack while the recursion runs.
-    // That keeps a debug build within a 256 KiB stack at the maximum depth.
+    // Those are `#[inline(never)]`: a release build otherwise inlines them back into the
+    // recursive functions, whose frames then took about 1.5 KiB a level, and
+    // `f(f(f(…)))` at the maximum depth overflowed the 256 KiB stack `tests/robustness.rs`
+    // parses on (it needed about 400 KiB). With them, debug and release builds both stay
+    // within it.
 
     /// `expr : conditionalOr ('?' conditionalOr ':' expr)?`, the one recursive entry point
     /// whose depth is bounded.
@@ -264,6 +268,7 @@ impl Parser<'_> {
         id
     }
 
+    #[inline(never)]
     fn depth_ok(&mut self) -> bool {
         if self.depth > self.max_depth && !self.fatal {
             let span = self.peek().span;
@@ -272,6 +277,7 @@ impl Parser<'_> {
         !self.fatal
     }
 
+    #[inline(never)]
     fn stopped(&mut self) -> NodeId {
         let span = self.peek().span;
         self.placeholder(span)
@@ -288,6 +294,7 @@ impl Parser<'_> {
         self.conditional_node(cond, then, otherwise)
     }
 
+    #[inline(never)]
     fn expect_colon(&mut self) {
         self.expect(
             TokenKind::Colon,
@@ -295,6 +302,7 @@ impl Parser<'_> {
         );
     }
 
+    #[inline(never)]
     fn conditional_node(&mut self, cond: NodeId, then: NodeId, otherwise: NodeId) -> NodeId {
         let span = self.span(cond).to(self.span(otherwise));
         self.push(
@@ -326,6 +334,7 @@ impl Parser<'_> {
         lhs
     }
 
+    #[inline(never)]
     fn binary_node(&mut self, op: BinaryOp, lhs: NodeId, rhs: NodeId) -> NodeId {
         let span = self.span(lhs).to(self.span(rhs));
         self.push(ExprKind::Binary { op, lhs, rhs }, span, &[lhs, rhs])
@@ -360,6 +369,7 @@ impl Parser<'_> {
     }
 
     /// An odd run of `op` is one operator; an even run cancels out and only widens the span.
+    #[inline(never)]
     fn unary_node(&mut self, op: UnaryOp, count: usize, first: Span, operand: NodeId) -> NodeId {
         let span = first.to(self.span(operand));
         if count % 2 == 0 {
@@ -413,6 +423,7 @@ impl Parser<'_> {
         }
     }
 
+    #[inline(never)]
     fn missing_operand(&mut self, token: Token) -> NodeId {
         let help = match token.kind {
             TokenKind::Eof => Some("the expression ends too early; complete it"),
@@ -441,6 +452,7 @@ impl Parser<'_> {
 
     /// A literal token, after the `-` at `sign` when there is one (only before a number: the
     /// caller sees any other `-` as an operator).
+    #[inline(never)]
     fn literal(&mut self, sign: Option<Span>) -> NodeId {
         if sign.is_some() {
             self.bump();
@@ -468,6 +480,7 @@ impl Parser<'_> {
         }
     }
 
+    #[inline(never)]
     fn invalid_literal(&mut self, token: Span, error: &LiteralError) {
         let span = Span::new(
             token.start + error.start as u32,
@@ -506,6 +519,7 @@ impl Parser<'_> {
         inner
     }
 
+    #[inline(never)]
     fn expect_close_paren(&mut self) -> Option<Span> {
         self.expect(
             TokenKind::RParen,
@@ -531,6 +545,7 @@ impl Parser<'_> {
         self.ident_node(start.span, rooted, ident.span)
     }
 
+    #[inline(never)]
     fn missing_name(&mut self, start: Token, ident: Token) -> NodeId {
         if start.kind == TokenKind::Dot {
             self.bump();
@@ -547,6 +562,7 @@ impl Parser<'_> {
         self.placeholder(start.span.to(ident.span))
     }
 
+    #[inline(never)]
     fn ident_node(&mut self, start: Span, rooted: bool, ident: Span) -> NodeId {
         let name = self.text(ident);
         self.check_reserved(ident);
@@ -560,6 +576,7 @@ impl Parser<'_> {
         )
     }
 
+    #[inline(never)]
     fn check_reserved(&mut self, ident: Span) {
         let name = self.text(ident);
         if !is_reserved(name) {

@@ -60,6 +60,7 @@ impl<'s> Parser<'s> {
         }
     }
 
+    #[inline(never)]
     fn optional_call(&mut self, name: Token) {
         self.report(
             Diagnostic::error(
@@ -72,6 +73,7 @@ impl<'s> Parser<'s> {
         );
     }
 
+    #[inline(never)]
     fn select_node(&mut self, operand: NodeId, name: Token, optional: bool) -> NodeId {
         let field = self.field_name(name).into();
         let span = self.span(operand).to(name.span);
@@ -92,6 +94,7 @@ impl<'s> Parser<'s> {
         self.push(kind, span, &[operand])
     }
 
+    #[inline(never)]
     fn missing_field(&mut self, name: Token) {
         let help = match name.kind {
             TokenKind::In | TokenKind::True | TokenKind::False | TokenKind::Null => Some(
@@ -112,6 +115,7 @@ impl<'s> Parser<'s> {
     }
 
     /// The field name a token spells: backticks are removed from a quoted name.
+    #[inline(never)]
     fn field_name(&self, token: Token) -> &'s str {
         let text = self.text(token.span);
         if token.kind == TokenKind::EscIdent {
@@ -130,6 +134,7 @@ impl<'s> Parser<'s> {
         self.index_node(operand, index, optional)
     }
 
+    #[inline(never)]
     fn index_node(&mut self, operand: NodeId, index: NodeId, optional: bool) -> NodeId {
         let close = self.expect(TokenKind::RBracket, Some("close the index with `]`"));
         let end = close.unwrap_or(self.span(index));
@@ -222,6 +227,7 @@ impl<'s> Parser<'s> {
         self.push_field(name, value, optional);
     }
 
+    #[inline(never)]
     fn missing_field_name(&mut self, name: Token) {
         self.error(
             name,
@@ -232,6 +238,7 @@ impl<'s> Parser<'s> {
         self.skip_item();
     }
 
+    #[inline(never)]
     fn expect_field_colon(&mut self) {
         self.expect(
             TokenKind::Colon,
@@ -239,6 +246,7 @@ impl<'s> Parser<'s> {
         );
     }
 
+    #[inline(never)]
     fn push_field(&mut self, name: Token, value: NodeId, optional: bool) {
         let field = FieldInit {
             name: self.field_name(name).into(),
@@ -249,6 +257,7 @@ impl<'s> Parser<'s> {
         self.field_scratch.push(field);
     }
 
+    #[inline(never)]
     fn trailing_comma(&mut self) {
         let token = self.peek();
         self.error(
@@ -261,6 +270,7 @@ impl<'s> Parser<'s> {
 
     /// Reports a missing separator and skips to the next `,` or `closer` at this level.
     /// Returns whether a `,` was found, so another item may follow.
+    #[inline(never)]
     fn bad_separator(&mut self, closer: TokenKind) -> bool {
         let token = self.peek();
         self.error(
@@ -283,6 +293,7 @@ impl<'s> Parser<'s> {
 
     /// Skips the rest of a malformed item, up to the `,` or closing bracket that ends it,
     /// stepping over nested brackets whole.
+    #[inline(never)]
     fn skip_item(&mut self) {
         let mut nesting = 0usize;
         loop {
@@ -311,6 +322,7 @@ impl<'s> Parser<'s> {
         self.list_node(open, close, mark)
     }
 
+    #[inline(never)]
     fn list_node(&mut self, open: Span, close: Option<Span>, mark: (usize, usize)) -> NodeId {
         let items: Vec<NodeId> = self.scratch.drain(mark.0..).collect();
         // One flag per element, pushed in step with the elements themselves.
@@ -335,6 +347,7 @@ impl<'s> Parser<'s> {
         self.map_node(open, close, mark)
     }
 
+    #[inline(never)]
     fn map_node(&mut self, open: Span, close: Option<Span>, mark: (usize, usize)) -> NodeId {
         let ids: Vec<NodeId> = self.scratch.drain(mark.0..).collect();
         let flags: Vec<bool> = self.optional_scratch.drain(mark.1..).collect();
@@ -361,6 +374,7 @@ impl<'s> Parser<'s> {
         self.message_node(start, close, type_name, mark)
     }
 
+    #[inline(never)]
     fn message_name(&mut self, rooted: bool) -> Box<str> {
         let mut type_name = String::new();
         if rooted {
@@ -380,6 +394,7 @@ impl<'s> Parser<'s> {
         type_name.into()
     }
 
+    #[inline(never)]
     fn message_node(
         &mut self,
         start: Span,
@@ -402,6 +417,7 @@ impl<'s> Parser<'s> {
         self.global_call_node(start, open, close, rooted, name_span, mark)
     }
 
+    #[inline(never)]
     fn global_call_node(
         &mut self,
         start: Span,
@@ -436,6 +452,7 @@ impl<'s> Parser<'s> {
         )
     }
 
+    #[inline(never)]
     fn has(&mut self, arg: NodeId, span: Span) -> NodeId {
         let ExprKind::Select {
             operand,
@@ -471,10 +488,12 @@ impl<'s> Parser<'s> {
     }
 
     /// Where a call ends: its `)`, or where the parse gave up on finding it.
+    #[inline(never)]
     fn call_end(&self, open: Span, close: Option<Span>) -> Span {
         close.unwrap_or_else(|| open.to(self.peek().span))
     }
 
+    #[inline(never)]
     fn member_call_node(
         &mut self,
         target: NodeId,
@@ -555,6 +574,7 @@ impl<'s> Parser<'s> {
 
     /// The name a macro argument declares as its variable; reports anything but a simple
     /// name. The argument's node is dropped: the variable lives in the macro node.
+    #[inline(never)]
     fn macro_variable(
         &mut self,
         kind: MacroKind,
@@ -591,6 +611,7 @@ impl<'s> Parser<'s> {
         Some((var, var_span))
     }
 
+    #[inline(never)]
     fn duplicate_variable(&mut self, span: Span, name: &str) {
         self.report(
             Diagnostic::error(

@@ -38,6 +38,7 @@ impl<'s> Parser<'s> {
     }
 
     /// Consumes a token of `kind`, or reports what was expected and leaves the token in place.
+    #[inline(never)]
     pub(super) fn expect(&mut self, kind: TokenKind, help: Option<&str>) -> Option<Span> {
         if self.at(kind) {
             return Some(self.bump().span);
@@ -60,6 +61,7 @@ impl<'s> Parser<'s> {
 
     /// Reports a syntax error at `token`, unless the lexer already reported it, an error was
     /// already reported there, or the parse has stopped.
+    #[inline(never)]
     pub(super) fn error(
         &mut self,
         token: Token,
@@ -77,6 +79,7 @@ impl<'s> Parser<'s> {
         self.report(diagnostic);
     }
 
+    #[inline(never)]
     pub(super) fn report(&mut self, diagnostic: Diagnostic) {
         if self.fatal {
             return;
@@ -94,6 +97,7 @@ impl<'s> Parser<'s> {
         }
     }
 
+    #[inline(never)]
     pub(super) fn too_deep(&mut self, span: Span, what: &str) {
         let diagnostic = Diagnostic::error(
             "nesting-too-deep",
@@ -115,6 +119,7 @@ impl<'s> Parser<'s> {
     // ---- nodes ------------------------------------------------------------------------------
 
     /// Adds a node whose children are `children`, enforcing the height limit.
+    #[inline(never)]
     pub(super) fn push(&mut self, kind: ExprKind, span: Span, children: &[NodeId]) -> NodeId {
         let height = 1 + children
             .iter()
@@ -131,6 +136,7 @@ impl<'s> Parser<'s> {
     }
 
     /// A stand-in for text that did not parse; the AST is discarded when any error exists.
+    #[inline(never)]
     pub(super) fn placeholder(&mut self, span: Span) -> NodeId {
         self.push(ExprKind::Literal(Literal::Null), span, &[])
     }
@@ -144,11 +150,13 @@ impl<'s> Parser<'s> {
     }
 
     /// Widens a node's span to cover the brackets or prefix operators written around it.
+    #[inline(never)]
     pub(super) fn widen(&mut self, id: NodeId, span: Span) {
         let node = &mut self.nodes[id as usize];
         node.span = node.span.to(span);
     }
 
+    #[inline(never)]
     pub(super) fn drop_node(&mut self) {
         self.orphans = true;
     }
