@@ -276,20 +276,12 @@ fn tightness_table_is_current_and_meets_its_goal() {
     );
 }
 
-/// Estimates known to exceed anything reachable by more than twice, so that no witness can
-/// reach half of them; issue 33 item 4 tightens the estimator for such shapes. Each is the
-/// flattened filter and why.
-const LOOSE: &[(&str, &str)] = &[(
-    "event.attributes.a.map(x, x + x).filter(y, y.size() > 3).size() > 0",
-    "the estimate prices `x + x` at the worst of a string and a list concatenation and the \
-     filter over elements at their largest, while one event makes every element one kind; \
-     integers cost more but make `y.size()` fail",
-)];
-
 /// The witness guarantee (docs/cost-model.md §9.1) over every filter of the corpus, the
 /// benchmark expressions and the lint examples: a refused filter's witness replays past the
-/// limit; an accepted one's reaches at least half of the estimate's max (except the shapes of
-/// [`LOOSE`]) and replays to the same cost without a runtime error.
+/// limit; an accepted one's reaches at least half of the estimate's max and replays to the
+/// same cost without a runtime error. (Until cost model 10 one corpus filter,
+/// `a.map(x, x + x).filter(y, y.size() > 3)`, was listed apart: its estimate was 2.69 times
+/// anything reachable.)
 #[test]
 fn every_corpus_witness_keeps_the_guarantee() {
     use std::sync::Arc;
@@ -346,7 +338,7 @@ fn every_corpus_witness_keeps_the_guarantee() {
                 w.cost
             )),
         }
-        if w.cost.saturating_mul(2) < max && !LOOSE.iter().any(|(f, _)| *f == filter) {
+        if w.cost.saturating_mul(2) < max {
             failures.push(format!(
                 "accepted `{filter}`: witness {} < half of {max}",
                 w.cost

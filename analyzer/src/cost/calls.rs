@@ -128,6 +128,7 @@ pub(crate) fn call(
                 elem_var: None,
                 pieces: Vec::new(),
                 spacing: None,
+                scalar_from_source: false,
             }));
             consumed = [
                 Val {
@@ -606,6 +607,7 @@ fn addition(w: &Walker<'_>, lhs: &Shape, rhs: &Shape) -> (Poly, u64, Shape) {
                 Vec::new()
             },
             spacing: None,
+            scalar_from_source: false,
         }));
         shape = Some(shape.map_or(s.clone(), |k| k.union(s)));
     }

@@ -68,6 +68,7 @@ impl Walker<'_> {
                     elem_var: Some(x),
                     pieces: Vec::new(),
                     spacing: None,
+                    scalar_from_source: false,
                 })
             }
             _ => shape.as_list(&self.parts).map(|(len, elem)| ListShape {
@@ -77,6 +78,7 @@ impl Walker<'_> {
                 elem_var: None,
                 pieces: Vec::new(),
                 spacing: None,
+                scalar_from_source: false,
             }),
         }
     }
@@ -215,6 +217,7 @@ impl Walker<'_> {
                         elem_var: None,
                         pieces: Vec::new(),
                         spacing: None,
+                        scalar_from_source: false,
                     }));
                     (
                         cost,
@@ -387,6 +390,7 @@ impl Walker<'_> {
             elem_var,
             pieces: Vec::new(),
             spacing,
+            scalar_from_source: false,
         }));
         (cost, least, shape)
     }
@@ -464,6 +468,7 @@ impl Walker<'_> {
                     elem_var: None,
                     pieces: Vec::new(),
                     spacing: None,
+                    scalar_from_source: false,
                 }));
                 (cost, table::CALL, shape)
             }

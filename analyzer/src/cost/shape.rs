@@ -61,6 +61,12 @@ pub(crate) struct ListShape {
     /// least one separator within the string, so `k` elements of at least `m` bytes each need
     /// `k·m + (k − 1)·s` of its bytes (`estimate/loops.rs`, a filter's kept elements).
     pub(crate) spacing: Option<(Var, u64)>,
+    /// Whether an element is a number, a bool or null whenever the element of the part it
+    /// comes from (`elem_var`) is one (cost-model version 10): a list a `map` built with a
+    /// transform that keeps numbers numbers (`a.map(x, x + x)`, `needs::keeps_scalars`), or
+    /// elements a `filter` or `sortBy` kept of such a list or of a part. A loop over it whose
+    /// body fails on a number then runs past elements from elements of two bytes or more only.
+    pub(crate) scalar_from_source: bool,
 }
 
 /// A bound on a map.
@@ -108,6 +114,7 @@ impl Shape {
                 elem_var: None,
                 pieces: Vec::new(),
                 spacing: None,
+                scalar_from_source: false,
             })),
             Type::Map(key, val) => Shape::Map(Box::new(MapShape {
                 len: max(),
@@ -144,6 +151,7 @@ impl Shape {
                 } else {
                     None
                 },
+                scalar_from_source: a.scalar_from_source && b.scalar_from_source,
             })),
             (Shape::Map(a), Shape::Map(b)) => Shape::Map(Box::new(MapShape {
                 len: a.len.max(&b.len),
@@ -279,6 +287,7 @@ impl Shape {
                 elem_var: l.elem_var.map(&mut *f),
                 pieces: l.pieces.iter().map(|p| p.map_vars(f)).collect(),
                 spacing: l.spacing.map(|(v, s)| (f(v), s)),
+                scalar_from_source: l.scalar_from_source,
             })),
             Shape::Map(m) => Shape::Map(Box::new(MapShape {
                 len: m.len.map_vars(&mut *f),

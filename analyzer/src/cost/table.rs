@@ -16,7 +16,7 @@
 /// of the estimator that changes a figure, changes it; a stored verdict is only valid for the
 /// version it was computed with. `docs/cost-model.md` keeps the changelog, and
 /// `analyzer/tests/model_version.rs` fails when a figure moves without a new version.
-pub const COST_MODEL_VERSION: u32 = 9;
+pub const COST_MODEL_VERSION: u32 = 10;
 
 /// The versions this build can still price (`CostModel::with_version`, `ozcheck filter
 /// --compare-model`): version 3 is version 4 with the per-size key charges and the optional's
@@ -26,8 +26,9 @@ pub const COST_MODEL_VERSION: u32 = 9;
 /// on every iteration; version 7 is version 8 with every part of a split priced as kept by a
 /// `filter` over it and without [`parse_double`] and [`FORMAT_FLOAT`]; version 8 is version 9
 /// with every element of a JSON part counted at two bytes by a loop that stops at its body's
-/// first error ([`crate::CostModel`]'s version switches).
-pub const CARRIED_VERSIONS: [u32; 7] = [3, 4, 5, 6, 7, 8, 9];
+/// first error; version 9 is version 10 with every element of a JSON part priced as a number
+/// and as a string at once ([`crate::CostModel`]'s version switches).
+pub const CARRIED_VERSIONS: [u32; 8] = [3, 4, 5, 6, 7, 8, 9, 10];
 
 /// The default cost limit of one evaluation (the same order as Kubernetes' per-call limit).
 pub const DEFAULT_COST_LIMIT: u64 = 1_000_000;

@@ -21,7 +21,7 @@ fn small_string(rng: &mut Rng, max_chars: u64) -> String {
 /// One attribute value of a random shape, at most about `budget` bytes of JSON.
 fn attribute_value(rng: &mut Rng, budget: u64, fill: bool) -> Json {
     let target = if fill { budget } else { rng.below(budget + 1) };
-    match rng.below(9) {
+    match rng.below(10) {
         0 => Json::String(small_string(rng, target.saturating_sub(2))),
         1 => {
             // The densest list: one-digit ints, the worst case for counting elements.
@@ -93,6 +93,42 @@ fn attribute_value(rng: &mut Rng, budget: u64, fill: bool) -> Json {
             }
             if rng.chance(50) {
                 items.push(json!(0));
+            }
+            Json::Array(items)
+        }
+        8 => {
+            // Numbers and strings or lists in one list, in a random share (cost-model version
+            // 10 prices the two kinds apart): numbers first, then one long string or list, or
+            // the two kinds alternating.
+            let share = target * rng.below(101) / 100;
+            let number = match rng.below(3) {
+                0 => json!(0),
+                1 => json!(1.5),
+                _ => json!(1e308),
+            };
+            let mut items = vec![number.clone(); (share / (json_len(&number) + 1)) as usize];
+            let rest = target.saturating_sub(share + 4);
+            match rng.below(3) {
+                0 => items.push(json!("x".repeat(rest as usize))),
+                1 => items.push(Json::Array(vec![json!(0); (rest / 2) as usize])),
+                _ => {
+                    let short = match rng.below(3) {
+                        0 => json!(""),
+                        1 => json!("ab"),
+                        _ => json!([]),
+                    };
+                    let n = rest / (json_len(&short) + 1);
+                    let mut mixed = Vec::new();
+                    for i in 0..items.len().max(n as usize) {
+                        if i < items.len() {
+                            mixed.push(number.clone());
+                        }
+                        if (i as u64) < n {
+                            mixed.push(short.clone());
+                        }
+                    }
+                    items = mixed;
+                }
             }
             Json::Array(items)
         }

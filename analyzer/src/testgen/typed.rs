@@ -63,10 +63,14 @@ pub enum Shape {
     /// on it (cost-model version 9 counts only the elements the body can run on), chained with
     /// what iterates its result.
     NeededBytes,
+    /// A loop over a JSON list whose body reads nothing but its variable and works on numbers
+    /// and strings or lists alike (`x + x`), or a `map` that keeps numbers numbers chained
+    /// with a loop over its result (cost-model version 10 prices numbers and the rest apart).
+    ScalarSplit,
 }
 
 /// Every shape, in the order a run cycles through them.
-pub const SHAPES: [Shape; 13] = [
+pub const SHAPES: [Shape; 14] = [
     Shape::LoopOverEvent,
     Shape::LoopOverNested,
     Shape::IndexByElement,
@@ -80,6 +84,7 @@ pub const SHAPES: [Shape; 13] = [
     Shape::RangeIndex,
     Shape::KeptParts,
     Shape::NeededBytes,
+    Shape::ScalarSplit,
 ];
 
 /// How many times each shape comes in one cycle of foci.
@@ -802,6 +807,54 @@ impl<'r> Gen<'r> {
                     _ => format!("{looped}.exists(t, t == 'x')"),
                 }
             }
+            Shape::ScalarSplit => {
+                let list = format!("event.attributes.{key}");
+                let (x, body) = self.scoped(Type::Dyn, |g| {
+                    let x = g.scopes.last().map(|s| s.0.clone()).unwrap_or_default();
+                    match g.rng.below(10) {
+                        0 => format!("{x} + {x}"),
+                        1 => format!("{x} + 'ab'"),
+                        2 => format!("{x} + [1, 2]"),
+                        3 => format!("-{x}"),
+                        4 => format!("{x} > 1 ? {x} : 0"),
+                        5 => format!("{x} * 2"),
+                        6 => format!("string({x}) + string({x})"),
+                        7 => format!("[{x}, {x}]"),
+                        8 => format!("{{{x}: 1}}"),
+                        _ => format!("size({x})"),
+                    }
+                });
+                let mapped = format!("{list}.map({x}, {body})");
+                let (y, test) = self.scoped(Type::Dyn, |g| {
+                    let y = g.scopes.last().map(|s| s.0.clone()).unwrap_or_default();
+                    match g.rng.below(8) {
+                        0 => format!("{y}.size() > 3"),
+                        1 => format!("{y}.startsWith('a')"),
+                        2 => format!("{y} + {y} == {y}"),
+                        3 => format!("{y} == 'ab'"),
+                        4 => format!("string({y}).contains('x')"),
+                        5 => format!("{y}.size() > 3 || {y} == 1"),
+                        6 => format!("{{{y}: 1, {y} + 'x': 2}}.size() == 2"),
+                        _ => format!("'a' in {y}"),
+                    }
+                });
+                let looped = match self.rng.below(5) {
+                    0 => format!("{mapped}.filter({y}, {test})"),
+                    1 => format!("{mapped}.map({y}, {y} + {y})"),
+                    2 => format!("{list}.filter({y}, {test})"),
+                    3 => format!("{list}.map({y}, {y} + {y}).map({y}, {y} + {y})"),
+                    _ => mapped.clone(),
+                };
+                match self.rng.below(7) {
+                    0 => format!("{list}.exists({y}, {test})"),
+                    1 => format!("{list}.all({y}, {test})"),
+                    2 => format!("{list}.exists_one({y}, {test})"),
+                    3 => format!("{mapped}.exists({y}, {test})"),
+                    4 => format!("{looped}.size() > 2"),
+                    5 => format!("'ab' in {looped}"),
+                    _ => format!("{looped}.exists(t, t == 'x')"),
+                }
+            }
             Shape::RangeIndex => {
                 let other = self.rng.pick(KEYS);
                 let list = format!("event.attributes.{key}");
@@ -987,5 +1040,39 @@ mod tests {
         }
         assert!(compiled >= 240, "{compiled} of 300 compiled");
         assert!(tightened >= 150, "{tightened} of {compiled} tightened");
+    }
+
+    /// The shape for version 10's rule: most of its filters compile, and many are ones the
+    /// rule tightens (below version 9's figure).
+    #[test]
+    fn scalar_split_filters_compile_and_meet_the_rule() {
+        let v9 = Options {
+            model: crate::cost::CostModel::FULL
+                .with_version(9)
+                .expect("carried"),
+            ..Options::default()
+        };
+        let (mut compiled, mut tightened) = (0, 0);
+        for seed in 0..300 {
+            let mut rng = Rng::new(seed);
+            let source = Gen::new(&mut rng).filter(Focus::Shape(Shape::ScalarSplit), 2);
+            if compile(&source, &Env::filter(), &Options::default()).is_err() {
+                continue;
+            }
+            compiled += 1;
+            let now = check_filter(&source, &Options::default())
+                .cost
+                .map(|c| c.max);
+            let before = check_filter(&source, &v9).cost.map(|c| c.max);
+            assert!(
+                now <= before,
+                "{source}: {now:?} above version 9's {before:?}"
+            );
+            if now < before {
+                tightened += 1;
+            }
+        }
+        assert!(compiled >= 150, "{compiled} of 300 compiled");
+        assert!(tightened >= 60, "{tightened} of {compiled} tightened");
     }
 }

@@ -51,6 +51,7 @@ fn concatenated(shapes: Vec<Shape>) -> Shape {
                 elem_var: None,
                 pieces: shapes.clone(),
                 spacing: None,
+                scalar_from_source: false,
             }))
         }
         _ => shapes
@@ -72,6 +73,9 @@ struct Iteration {
     value: Shape,
     /// The element variable to sum over, and the part whose elements it ranges over.
     sum: Option<(Var, Var)>,
+    /// Whether the variable binds a number, a bool or null whenever the element of the part it
+    /// comes from is one ([`ListShape::scalar_from_source`]; version 10).
+    scalar_from_source: bool,
 }
 
 impl<'a> Walker<'a> {
@@ -102,6 +106,7 @@ impl<'a> Walker<'a> {
                             elem,
                             index: Shape::Scalar,
                             sum: Some((fresh, parent)),
+                            scalar_from_source: l.scalar_from_source,
                         }
                     }
                     None => Iteration {
@@ -111,6 +116,7 @@ impl<'a> Walker<'a> {
                         index: Shape::Scalar,
                         value: l.elem.clone(),
                         sum: None,
+                        scalar_from_source: false,
                     },
                 },
                 Shape::Map(m) => Iteration {
@@ -120,6 +126,7 @@ impl<'a> Walker<'a> {
                     index: m.key.clone(),
                     value: m.val.clone(),
                     sum: None,
+                    scalar_from_source: false,
                 },
                 Shape::Json(v) => {
                     self.parts.note([*v], Uses::ITERATED);
@@ -144,6 +151,7 @@ impl<'a> Walker<'a> {
                         index,
                         value,
                         sum: Some((x, *v)),
+                        scalar_from_source: false,
                     }
                 }
                 // An event is a map from its seven field names to their values.
@@ -170,6 +178,7 @@ impl<'a> Walker<'a> {
                         index: key,
                         value,
                         sum: None,
+                        scalar_from_source: false,
                     }
                 }
                 // Other host objects may hold more than their declared fields.
@@ -180,6 +189,7 @@ impl<'a> Walker<'a> {
                     index: Shape::Unknown,
                     value: Shape::Unknown,
                     sum: None,
+                    scalar_from_source: false,
                 },
                 // Iterating anything else is an evaluation error before the first element.
                 _ => continue,
@@ -194,6 +204,7 @@ impl<'a> Walker<'a> {
                 index: Shape::Scalar,
                 value: Shape::Scalar,
                 sum: None,
+                scalar_from_source: false,
             });
         }
         // Several possible ranges: bound the count by the largest, and every element by its
@@ -215,6 +226,7 @@ impl<'a> Walker<'a> {
                     index,
                     value,
                     sum: None,
+                    scalar_from_source: false,
                     ..plan
                 },
                 Some(m) => Iteration {
@@ -224,6 +236,7 @@ impl<'a> Walker<'a> {
                     index: m.index.union(index),
                     value: m.value.union(value),
                     sum: None,
+                    scalar_from_source: false,
                 },
             });
         }
@@ -380,7 +393,20 @@ impl<'a> Walker<'a> {
                 return self.comprehension_passes(c, range, &pieces, Combine::Sum);
             }
         }
-        let mut plan = self.iteration(&range.shape);
+        let plan = self.iteration(&range.shape);
+        if let Some((scalars, sized)) = self.scalar_split(c, &plan) {
+            return self.comprehension_split(c, range, plan, scalars, sized);
+        }
+        self.comprehension_planned(c, range, plan)
+    }
+
+    /// A comprehension over a range of one shape, iterated as `plan` says.
+    fn comprehension_planned(
+        &mut self,
+        c: &'a Comprehension,
+        range: &Val,
+        mut plan: Iteration,
+    ) -> (Val, Option<String>) {
         // A loop that stops at its body's first error over the elements of a JSON part
         // (version 9): every element but the last meets what the body needs.
         let needed = self.needed_bytes(c, &plan);
@@ -573,6 +599,10 @@ impl<'a> Walker<'a> {
                 elem_var: plan.sum.map(|(x, _)| x),
                 pieces: Vec::new(),
                 spacing: None,
+                scalar_from_source: c.kind == MacroKind::Map
+                    && self.keeps_source_scalars(&plan)
+                    && c.transform
+                        .is_some_and(|t| super::needs::keeps_scalars(self.ast, t, &c.var)),
             })),
             MacroKind::Filter => Shape::List(Box::new(match &kept {
                 // The kept parts of a split: as many as the least size leaves room for, each
@@ -590,6 +620,7 @@ impl<'a> Walker<'a> {
                     elem_var: plan.sum.map(|(x, _)| x),
                     pieces: Vec::new(),
                     spacing: range_spacing(&range.shape),
+                    scalar_from_source: self.keeps_source_scalars(&plan),
                 },
                 None => ListShape {
                     len: plan.count.clone(),
@@ -598,6 +629,7 @@ impl<'a> Walker<'a> {
                     elem_var: plan.sum.map(|(x, _)| x),
                     pieces: Vec::new(),
                     spacing: None,
+                    scalar_from_source: self.keeps_source_scalars(&plan),
                 },
             })),
             MacroKind::TransformMap => super::super::libraries::transformed_map(
@@ -620,6 +652,7 @@ impl<'a> Walker<'a> {
                 elem_var: plan.sum.map(|(x, _)| x),
                 pieces: Vec::new(),
                 spacing: None,
+                scalar_from_source: self.keeps_source_scalars(&plan),
             })),
             _ => Shape::Scalar,
         };
@@ -852,10 +885,16 @@ impl<'a> Walker<'a> {
             _ => return None,
         };
         let (_, parent) = plan.sum?;
-        if !self.binds_its_element(plan) {
-            return None;
-        }
         let least = super::needs::requirement(self.ast, body, &c.var).least_json_bytes();
+        let least = if self.binds_its_element(plan) {
+            least
+        } else if plan.scalar_from_source && self.model.splits_scalar_elements() {
+            // A value the body needs to be a string, a list or a map comes from an element
+            // that is one (version 10), of two bytes at least; more is not known of it.
+            least.min(2)
+        } else {
+            return None;
+        };
         if least < 2 {
             return None;
         }
@@ -893,6 +932,151 @@ impl<'a> Walker<'a> {
         // element's, which the vertex then pays).
         let kept = Poly::var(parent, 1.0 / (least + 1) as f64).add_const(1.0);
         (self.parts.maximize(&kept) < count_max).then_some((kept, 0))
+    }
+
+    /// Whether the values a loop's variable binds are numbers, bools or null whenever the
+    /// elements of the part they come from are (version 10): the elements themselves, or a
+    /// list marked so ([`ListShape::scalar_from_source`]).
+    fn keeps_source_scalars(&self, plan: &Iteration) -> bool {
+        if !self.model.splits_scalar_elements() {
+            return false;
+        }
+        match (plan.sum, &plan.elem) {
+            (Some((x, _)), Shape::Json(w)) if *w == x => true,
+            (Some(_), _) => plan.scalar_from_source,
+            (None, _) => false,
+        }
+    }
+
+    /// The two passes of a loop priced apart by the kind of its elements (version 10): one with
+    /// every element a number, a bool or null (as many as the plan counts, each one byte and a
+    /// comma), one with every element a string, a list or a map (two bytes and a comma at
+    /// least: `b/3`, summed over the part as before). For a loop whose body reads nothing
+    /// but its variable, the cost is a sum over the elements of what each costs alone, and any
+    /// mix of the two kinds lies between the two (docs/cost-model.md §4, "Numbers and the
+    /// rest, apart"): `a.map(x, x + x)` pays a concatenation's bytes or an addition per
+    /// element, not both. `None` when the rule does not apply or would count no fewer.
+    fn scalar_split(&self, c: &Comprehension, plan: &Iteration) -> Option<(Iteration, Iteration)> {
+        if !self.model.splits_scalar_elements()
+            || c.var2.is_some()
+            || !c.kind.runs_once_per_element()
+            || self.extra_passes < 3
+        {
+            return None;
+        }
+        let (_, parent) = plan.sum?;
+        if self.parts.part(parent).object || !self.keeps_source_scalars(plan) {
+            return None;
+        }
+        let bodies = [c.predicate, c.transform];
+        if !bodies
+            .iter()
+            .flatten()
+            .all(|&b| super::needs::reads_only(self.ast, b, &c.var))
+        {
+            return None;
+        }
+        // Where the body needs more than a number already, version 9 counts the elements.
+        if self.needed_bytes(c, plan).is_some() {
+            return None;
+        }
+        // `n` elements of two bytes or more, with `n − 1` commas and the brackets, take
+        // `3n + 1` bytes: at most `b/3` of them.
+        let sized = Poly::var(parent, 1.0 / 3.0);
+        if self.parts.maximize(&sized) >= self.parts.maximize(&plan.count) {
+            return None;
+        }
+        let scalars = Iteration {
+            count: plan.count.clone(),
+            min_count: plan.min_count,
+            elem: Shape::Scalar,
+            index: Shape::Scalar,
+            value: Shape::Scalar,
+            sum: None,
+            scalar_from_source: false,
+        };
+        let sized = Iteration {
+            count: sized,
+            min_count: plan.min_count,
+            elem: plan.elem.clone(),
+            index: plan.index.clone(),
+            value: plan.value.clone(),
+            sum: plan.sum,
+            scalar_from_source: plan.scalar_from_source,
+        };
+        Some((scalars, sized))
+    }
+
+    /// Prices the two passes of [`Walker::scalar_split`]: the larger of the two bounds the loop,
+    /// and its result is either pass's (a list as long as the longer, of the elements of both,
+    /// still from the part's elements one to one). The figures kept for explanations are the
+    /// larger of the passes, as for [`Walker::comprehension_passes`]. The loop priced whole
+    /// (`plan`) bounds it too, and is kept when its maximum is no larger: a number may cost
+    /// more as a value of any size than as the few bytes of JSON it takes (`'%s'.format([x])`
+    /// of `1e308`), and a `filter` keeps no number its predicate needs a string for, which
+    /// only the whole plan knows (version 9's kept elements).
+    fn comprehension_split(
+        &mut self,
+        c: &'a Comprehension,
+        range: &Val,
+        plan: Iteration,
+        scalars: Iteration,
+        sized: Iteration,
+    ) -> (Val, Option<String>) {
+        self.extra_passes -= 3;
+        let scalar_count = units(self.parts.maximize(&scalars.count));
+        let sized_count = units(self.parts.maximize(&sized.count));
+        let part = sized
+            .sum
+            .map(|(_, parent)| self.parts.part(parent).name.clone());
+        let before = self.nodes.clone();
+        let whole = self.comprehension_planned(c, range, plan);
+        let whole_nodes = std::mem::replace(&mut self.nodes, before.clone());
+        let mut kept = before.clone();
+        let mut passes = Vec::new();
+        for plan in [scalars, sized] {
+            let (val, _) = self.comprehension_planned(c, range, plan);
+            for (k, node) in kept.iter_mut().zip(&self.nodes) {
+                if let Some(n) = node {
+                    if k.as_ref().is_none_or(|old| old.max < n.max) {
+                        *k = Some(n.clone());
+                    }
+                }
+            }
+            self.nodes.clone_from(&before);
+            passes.push(val);
+        }
+        self.nodes = kept;
+        let sized = passes.pop().expect("two passes");
+        let scalars = passes.pop().expect("two passes");
+        let shape = match (scalars.shape, sized.shape) {
+            (Shape::List(a), Shape::List(b)) => Shape::List(Box::new(ListShape {
+                len: a.len.max(&b.len),
+                min_len: a.min_len.min(b.min_len),
+                elem: a.elem.union(b.elem),
+                elem_var: b.elem_var,
+                pieces: Vec::new(),
+                spacing: None,
+                scalar_from_source: b.scalar_from_source,
+            })),
+            (a, b) => a.union(b),
+        };
+        let assumption = format!(
+            "at most {scalar_count} iterations if {} holds numbers, bools or null, {sized_count} if strings, lists or maps (two bytes and a comma each); priced at the larger",
+            part.as_deref().unwrap_or("the range")
+        );
+        let val = Val {
+            max: scalars.max.max(&sized.max),
+            min: scalars.min.min(sized.min),
+            shape,
+        };
+        // Either bound is sound for every size of the part; the smaller maximum is kept.
+        if self.parts.maximize(&val.max) < self.parts.maximize(&whole.0.max) {
+            (val, Some(assumption))
+        } else {
+            self.nodes = whole_nodes;
+            whole
+        }
     }
 
     /// Whether the one variable of a loop binds a JSON value inside the element the loop sums

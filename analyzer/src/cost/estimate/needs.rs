@@ -231,6 +231,95 @@ impl Reader<'_> {
     }
 }
 
+/// Whether `node` yields a number, a bool or null (or fails) whenever `var` is one
+/// (cost-model version 10): then a value of it that is a string, a list or a map comes from
+/// an element that is one too, which takes at least two bytes (`""`, `[]`, `{}`). True of
+/// `var` itself, of literals that are no strings or bytes, of arithmetic with an operand that
+/// is (CEL's arithmetic takes two numbers of one type, or two strings, lists, bytes,
+/// timestamps or durations, never a number with anything else), of the results that are always
+/// numbers or bools (comparisons, `&&`, `||`, `!`, `in`, `has`, `size`, `int`, `uint`,
+/// `double`), and of a conditional whose branches both are. Anything else is not.
+pub(crate) fn keeps_scalars(ast: &Ast, node: NodeId, var: &str) -> bool {
+    keeps_scalars_within(ast, node, var, 0)
+}
+
+fn keeps_scalars_within(ast: &Ast, node: NodeId, var: &str, depth: u32) -> bool {
+    use crate::syntax::{Literal, UnaryOp};
+    if depth >= MAX_DEPTH {
+        return false;
+    }
+    let keeps = |n: NodeId| keeps_scalars_within(ast, n, var, depth + 1);
+    match ast.kind(node) {
+        ExprKind::Ident {
+            name,
+            rooted: false,
+        } => &**name == var,
+        ExprKind::Literal(l) => !matches!(l, Literal::String(_) | Literal::Bytes(_)),
+        ExprKind::Has { .. } => true,
+        ExprKind::Unary { op, operand } => match op {
+            UnaryOp::Not => true,
+            UnaryOp::Neg => keeps(*operand),
+        },
+        ExprKind::Binary { op, lhs, rhs } => match op {
+            BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul | BinaryOp::Div | BinaryOp::Rem => {
+                keeps(*lhs) || keeps(*rhs)
+            }
+            _ => true,
+        },
+        ExprKind::Conditional {
+            then, otherwise, ..
+        } => keeps(*then) && keeps(*otherwise),
+        ExprKind::Call {
+            target: None,
+            function,
+            args,
+            ..
+        } => args.len() == 1 && matches!(&**function, "size" | "int" | "uint" | "double"),
+        _ => false,
+    }
+}
+
+/// Whether the only identifier `node` reads from outside itself is `var` (cost-model version
+/// 10): a loop body over it then costs what its own element makes it cost, whatever the other
+/// elements are. Names bound by a nested loop are its own inside its body; any other name
+/// (another variable, `event`, a namespace such as `math`, a type name) makes it not so.
+pub(crate) fn reads_only(ast: &Ast, node: NodeId, var: &str) -> bool {
+    let mut bound = vec![var];
+    reads_only_within(ast, node, &mut bound, 0)
+}
+
+fn reads_only_within<'a>(ast: &'a Ast, node: NodeId, bound: &mut Vec<&'a str>, depth: u32) -> bool {
+    if depth >= MAX_DEPTH {
+        return false;
+    }
+    match ast.kind(node) {
+        ExprKind::Ident { name, rooted } => !rooted && bound.contains(&&**name),
+        ExprKind::Comprehension(c) => {
+            if !reads_only_within(ast, c.range, bound, depth + 1) {
+                return false;
+            }
+            let before = bound.len();
+            bound.push(&c.var);
+            if let Some((second, _)) = &c.var2 {
+                bound.push(second);
+            }
+            let ok = [c.predicate, c.transform]
+                .into_iter()
+                .flatten()
+                .all(|n| reads_only_within(ast, n, bound, depth + 1));
+            bound.truncate(before);
+            ok
+        }
+        kind => {
+            let mut ok = true;
+            kind.for_each_child(|child| {
+                ok = ok && reads_only_within(ast, child, bound, depth + 1);
+            });
+            ok
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -243,6 +332,74 @@ mod tests {
         };
         let body = c.predicate.or(c.transform).expect("a body");
         requirement(&ast, body, var).least_json_bytes()
+    }
+
+    fn body(expr: &str) -> (crate::syntax::Ast, NodeId) {
+        let ast =
+            crate::syntax::parse(expr, &crate::syntax::ParseOptions::default()).expect("parses");
+        let ExprKind::Comprehension(c) = ast.kind(ast.root()) else {
+            panic!("not a loop: {expr}");
+        };
+        let body = c.predicate.or(c.transform).expect("a body");
+        (ast, body)
+    }
+
+    #[test]
+    fn what_keeps_a_number_a_number() {
+        let keeps = |expr: &str| {
+            let (ast, b) = body(expr);
+            keeps_scalars(&ast, b, "x")
+        };
+        for yes in [
+            "a.map(x, x)",
+            "a.map(x, x + x)",
+            "a.map(x, x * 2 - 1)",
+            "a.map(x, -x)",
+            "a.map(x, 1)",
+            "a.map(x, x > 1 ? x : 0)",
+            "a.map(x, x == 'a')",
+            "a.map(x, size(x))",
+            "a.map(x, int(x) + 1)",
+            "a.map(x, x + [1])",
+            "a.map(x, x + 'a')",
+        ] {
+            assert!(keeps(yes), "{yes}");
+        }
+        for no in [
+            "a.map(x, 'a')",
+            "a.map(x, [x])",
+            "a.map(x, {'k': x})",
+            "a.map(x, string(x))",
+            "a.map(x, x > 1 ? x : 'a')",
+            "a.map(x, y)",
+            "a.map(x, 'a' + 'b')",
+            "a.map(x, x.f)",
+            "a.map(x, x[0])",
+            "a.map(x, dyn(x))",
+            "a.map(x, optional.of(x))",
+            "a.map(x, [1].map(y, y))",
+        ] {
+            assert!(!keeps(no), "{no}");
+        }
+    }
+
+    #[test]
+    fn a_body_that_reads_only_its_variable() {
+        let only = |expr: &str| {
+            let (ast, b) = body(expr);
+            reads_only(&ast, b, "x")
+        };
+        assert!(only("a.map(x, x + x)"));
+        assert!(only("a.filter(x, x.size() > 3 && x.startsWith('a'))"));
+        assert!(only("a.all(x, x.tags.all(t, t.size() > x.n))"));
+        assert!(only("a.all(x, x.map(x, x + 1).size() > 0)"));
+        assert!(!only("a.all(x, x == y)"));
+        assert!(!only("a.all(x, x == event.text)"));
+        assert!(!only("a.all(x, x == .x)"));
+        assert!(!only("a.all(x, math.abs(x) > 1)"));
+        assert!(!only("a.all(x, type(x) == string)"));
+        // An inner loop's name is its own only inside its body, not in its range.
+        assert!(!only("a.all(x, t.all(t, t > x))"));
     }
 
     #[test]

@@ -92,6 +92,7 @@ impl Walker<'_> {
                         elem_var: None,
                         pieces: Vec::new(),
                         spacing: None,
+                        scalar_from_source: false,
                     })),
                 };
             }
@@ -247,6 +248,7 @@ impl Walker<'_> {
             elem_var: None,
             pieces: Vec::new(),
             spacing: None,
+            scalar_from_source: false,
         }));
         self.last_list_items = Some(items_shapes);
         val
