@@ -100,6 +100,8 @@ pub fn estimate(checked: &Checked, env: &Env, options: &Options) -> Estimate {
         summing: Vec::new(),
         ranges: Vec::new(),
         extra_passes: MAX_EXTRA_PASSES,
+        body_reads_element: false,
+        probe_body: false,
         nodes: vec![None; ast.len()],
         depth: 0,
         last_list_items: None,
@@ -189,6 +191,13 @@ pub(crate) struct Walker<'a> {
     /// How many more passes over comprehension bodies the per-alternative rule may spend
     /// ([`MAX_EXTRA_PASSES`] per estimate); past it, alternatives are merged.
     extra_passes: usize,
+    /// Whether the body of the loop priced last costs more on a larger element (a term of its
+    /// per-element cost in the element's size): where it does not, pricing numbers and the rest
+    /// apart (version 10, `loops.rs`) cannot lower the figure, and is not tried.
+    body_reads_element: bool,
+    /// Set just before the loop of [`Walker::body_reads_element`] is priced whole, so that only
+    /// that loop (not every loop, nor the loops inside its body) works it out.
+    probe_body: bool,
     nodes: Vec<Option<NodeCost>>,
     depth: u32,
     /// The element shapes of the list literal visited last, in order (read by `format` on a

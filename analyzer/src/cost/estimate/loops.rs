@@ -407,6 +407,7 @@ impl<'a> Walker<'a> {
         range: &Val,
         mut plan: Iteration,
     ) -> (Val, Option<String>) {
+        let probe = std::mem::take(&mut self.probe_body);
         // A loop that stops at its body's first error over the elements of a JSON part
         // (version 9): every element but the last meets what the body needs.
         let needed = self.needed_bytes(c, &plan);
@@ -557,6 +558,14 @@ impl<'a> Walker<'a> {
             }
             MacroKind::OptMap | MacroKind::OptFlatMap => (0, Poly::constant(UNBOUNDED), 0),
         };
+        self.body_reads_element = probe
+            && plan.sum.is_some_and(|(x, _)| {
+                let folded = self.parts.fold_into(&self.parts.split_entry(&per, x), x);
+                folded
+                    .terms()
+                    .iter()
+                    .any(|(mono, _)| mono.iter().any(|(v, _)| *v == x))
+            });
         let mut body = if let Some(passed) = &passed {
             self.sum_counted(&per, passed, plan.sum)
         } else if indexed.is_empty() {
@@ -1024,13 +1033,20 @@ impl<'a> Walker<'a> {
         sized: Iteration,
     ) -> (Val, Option<String>) {
         self.extra_passes -= 3;
+        let before = self.nodes.clone();
+        self.probe_body = true;
+        let whole = self.comprehension_planned(c, range, plan);
+        if !self.body_reads_element {
+            // What the body costs does not grow with the element: both passes would price it
+            // as the whole plan does, or a number a little lower at most.
+            self.extra_passes += 2;
+            return whole;
+        }
         let scalar_count = units(self.parts.maximize(&scalars.count));
         let sized_count = units(self.parts.maximize(&sized.count));
         let part = sized
             .sum
             .map(|(_, parent)| self.parts.part(parent).name.clone());
-        let before = self.nodes.clone();
-        let whole = self.comprehension_planned(c, range, plan);
         let whole_nodes = std::mem::replace(&mut self.nodes, before.clone());
         let mut kept = before.clone();
         let mut passes = Vec::new();
