@@ -275,3 +275,26 @@ fn the_branches_of_a_conditional_must_agree() {
     let errs = errors("event.text == '' ? 1 : true", &Env::filter());
     assert_eq!(errs[0].code, "no-matching-overload");
 }
+
+/// A map keyed by its own value (`{x: x}`) is an error, reported once: the key type then says
+/// nothing more, or down a chain of `map`s the type would hold its operand twice at every step
+/// (fourteen steps: a type of 2^14 parts in every message; forty did not end).
+#[test]
+fn a_map_keyed_by_a_map_does_not_double_its_type_down_a_chain() {
+    let chain: String = (0..14).map(|_| ".map(x, {x: x})").collect();
+    let source = format!("event.attributes.a{chain}.size() > 0");
+    let found = errors(&source, &Env::filter());
+    assert!(!found.is_empty());
+    assert!(
+        found.iter().all(|d| d.code == "no-matching-overload"),
+        "{found:?}"
+    );
+    for d in &found {
+        assert!(
+            d.message.len() < 400,
+            "{} bytes: {}",
+            d.message.len(),
+            d.message
+        );
+    }
+}

@@ -318,7 +318,7 @@ impl Checker<'_> {
             if entry.optional {
                 v = self.optional_entry(entry.value, v, "`{?k: v}` (optional map entry)");
             }
-            if !matches!(
+            let valid = matches!(
                 k,
                 Type::Bool
                     | Type::Int
@@ -327,7 +327,8 @@ impl Checker<'_> {
                     | Type::Dyn
                     | Type::Error
                     | Type::Param(_)
-            ) {
+            );
+            if !valid {
                 self.error(
                     "no-matching-overload",
                     self.ast.span(entry.key),
@@ -335,7 +336,10 @@ impl Checker<'_> {
                     "not a valid key",
                 );
             }
-            key = join(&key, &k);
+            // An invalid key is reported once: the map's key type then says nothing more
+            // (`{x: x}` down a chain of `map`s would otherwise hold its operand twice at every
+            // step).
+            key = join(&key, if valid { &k } else { &Type::Error });
             value = join(&value, &v);
         }
         Type::map(key, value)

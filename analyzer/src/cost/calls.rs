@@ -425,6 +425,9 @@ pub(crate) fn binary(w: &mut Walker<'_>, op: BinaryOp, l: &Val, r: &Val) -> Val 
 /// concatenation itself, else the operand (whose list alternatives a loop will iterate).
 /// Only an operand's alternatives that may be lists take part: a list concatenation of
 /// anything else is an evaluation error.
+/// The most shapes the pieces of one concatenation hold together ([`Shape::nodes`]).
+const MAX_PIECE_NODES: usize = 64;
+
 fn concatenation_pieces(s: &Shape) -> Vec<Shape> {
     let lists: Vec<&Shape> = s
         .alternatives()
@@ -602,7 +605,16 @@ fn addition(w: &Walker<'_>, lhs: &Shape, rhs: &Shape) -> (Poly, u64, Shape) {
             pieces: if w.model.sums_each_alternative() {
                 let mut pieces = concatenation_pieces(a);
                 pieces.extend(concatenation_pieces(b));
-                pieces
+                // Pieces that would hold more than a bounded number of shapes are dropped (the
+                // list is then one list, priced as a whole: sound, looser). Each piece holds an
+                // operand whole, so `x + x` repeated down a chain of `map`s would double them
+                // at every step: twenty steps took seconds to estimate.
+                let held: usize = pieces.iter().map(|p| p.nodes(MAX_PIECE_NODES + 1)).sum();
+                if held <= MAX_PIECE_NODES {
+                    pieces
+                } else {
+                    Vec::new()
+                }
             } else {
                 Vec::new()
             },

@@ -27,6 +27,16 @@ const MAX_DEPTH: u32 = 300;
 /// a body, so this keeps an estimate linear in the expression's size.
 const MAX_EXTRA_PASSES: usize = 32;
 
+/// The most shapes one value's shape may hold ([`Shape::nodes`]); a larger one becomes
+/// [`Shape::Unknown`] (`Walker::visit`).
+const MAX_SHAPE_NODES: usize = 256;
+
+/// The most terms, and the highest degree, of a bound inside a shape; past either the shape
+/// becomes [`Shape::Unknown`] (`Walker::visit`), as a cost polynomial past the same is
+/// coarsened (`Parts::coarsen`).
+const MAX_BOUND_TERMS: usize = 48;
+const MAX_BOUND_DEGREE: u32 = 12;
+
 /// A `{min, max}` cost range in cost units.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct CostRange {
@@ -84,7 +94,30 @@ pub struct NodeCost {
 /// cost model, size model). Never panics; unknown sizes give an unbounded (saturated) max.
 pub fn estimate(checked: &Checked, env: &Env, options: &Options) -> Estimate {
     let ast = &checked.ast;
-    let mut walker = Walker {
+    let mut walker = walker(checked, env, options);
+    let root = ast.root();
+    let val = walker.visit(root);
+    let max = units(walker.parts.maximize(&val.max));
+    let assumption = walker.parts.describe_worst_case(&val.max);
+    let derivation = Derivation {
+        worst: walker.parts.dominant_term(&val.max).unwrap_or_default(),
+        parts: walker.parts.all().to_vec(),
+    };
+    Estimate {
+        cost: CostRange {
+            min: val.min.min(max),
+            max,
+        },
+        nodes: walker.nodes,
+        root,
+        assumption,
+        derivation,
+    }
+}
+
+fn walker<'a>(checked: &'a Checked, env: &'a Env, options: &Options) -> Walker<'a> {
+    let ast = &checked.ast;
+    Walker {
         ast,
         types: &checked.types,
         env,
@@ -106,24 +139,6 @@ pub fn estimate(checked: &Checked, env: &Env, options: &Options) -> Estimate {
         depth: 0,
         last_list_items: None,
         last_size: None,
-    };
-    let root = ast.root();
-    let val = walker.visit(root);
-    let max = units(walker.parts.maximize(&val.max));
-    let assumption = walker.parts.describe_worst_case(&val.max);
-    let derivation = Derivation {
-        worst: walker.parts.dominant_term(&val.max).unwrap_or_default(),
-        parts: walker.parts.all().to_vec(),
-    };
-    Estimate {
-        cost: CostRange {
-            min: val.min.min(max),
-            max,
-        },
-        nodes: walker.nodes,
-        root,
-        assumption,
-        derivation,
     }
 }
 
@@ -239,8 +254,20 @@ impl Walker<'_> {
             };
         }
         self.depth += 1;
-        let (val, assumption) = self.visit_kind(id);
+        let (mut val, assumption) = self.visit_kind(id);
         self.depth -= 1;
+        // A shape that holds another twice (`{dyn(x): x}`, `[x, {'k': x}]`) doubles at every
+        // step of a chain of `map`s; past a bounded size nothing is kept of it (a value of any
+        // shape: sound, and such a filter is refused), so an estimate stays linear in the
+        // expression.
+        // Likewise a bound that grows in degree at every step (`split(' ').join(',')` repeated:
+        // the parts of a join of parts of a join …) is let go past the size the cost's own
+        // polynomials are kept to (`Parts::coarsen`).
+        if val.shape.nodes(MAX_SHAPE_NODES + 1) > MAX_SHAPE_NODES
+            || val.shape.has_large_bound(MAX_BOUND_TERMS, MAX_BOUND_DEGREE)
+        {
+            val.shape = Shape::Unknown;
+        }
         let max = self.parts.coarsen(val.max);
         let multiplier = self.multipliers.last().map_or(1, |(_, n)| *n);
         let max_units = units(self.parts.maximize(&max));
@@ -426,6 +453,55 @@ mod tests {
         };
         let e = estimate(&checked, &Env::filter(), &Options::default());
         assert_eq!(e.cost.max, u64::MAX);
+    }
+
+    /// The shape of the value of `source` (a filter's subexpression), as the estimator builds
+    /// it.
+    fn shape_of(source: &str) -> Shape {
+        let filter = format!("({source}).size() >= 0");
+        let checked = crate::compile(&filter, &Env::filter(), &Options::default())
+            .unwrap_or_else(|d| panic!("{source}: {d:?}"));
+        let ExprKind::Binary { lhs, .. } = checked.ast.kind(checked.ast.root()) else {
+            panic!("not a comparison");
+        };
+        let ExprKind::Call {
+            target: Some(list), ..
+        } = checked.ast.kind(*lhs)
+        else {
+            panic!("not a size");
+        };
+        let env = Env::filter();
+        let options = Options::default();
+        let mut w = walker(&checked, &env, &options);
+        w.visit(*list).shape
+    }
+
+    /// A chain of `map`s whose body holds its variable twice in different shapes doubles the
+    /// shape at every step: past [`MAX_SHAPE_NODES`] it is unknown, so an estimate stays
+    /// linear in the expression (without the bound, 20 steps of `{dyn(x): x}` took 16 s and
+    /// 40 did not end).
+    #[test]
+    fn shapes_that_double_down_a_chain_stay_bounded() {
+        for body in ["{dyn(x): x}", "[x, {'k': x}]", "x + x", "[x, [x]]"] {
+            let chain = format!(".map(x, {body})").repeat(14);
+            let source = format!("event.attributes.a{chain}");
+            let shape = shape_of(&source);
+            assert!(
+                shape.nodes(MAX_SHAPE_NODES + 1) <= MAX_SHAPE_NODES,
+                "{source}: {} shapes",
+                shape.nodes(usize::MAX)
+            );
+        }
+        // A bound whose degree grows at every step: the parts of a join of the parts of a join.
+        let joins = format!("event.text{}", ".split(' ').join(',')".repeat(10));
+        let shape = shape_of(&format!("{joins}.split(' ')"));
+        assert!(
+            !shape.has_large_bound(MAX_BOUND_TERMS, MAX_BOUND_DEGREE),
+            "{joins}: {shape:?}"
+        );
+        // A short chain keeps what it knows.
+        let short = shape_of("event.attributes.a.map(x, {dyn(x): x}).map(y, [y, {'k': y}])");
+        assert!(!matches!(short, Shape::Unknown), "{short:?}");
     }
 
     #[test]

@@ -216,6 +216,40 @@ impl Shape {
         vars
     }
 
+    /// How many shapes this one is made of (itself, its elements, keys, values, alternatives
+    /// and pieces, recursively), counted up to `cap`. A shape built by repeating another (the
+    /// pieces of `x + x` hold `x` twice) may double at every step of a chain; what keeps more
+    /// detail than this stops keeping it (`calls.rs`, the pieces of a concatenation).
+    pub(crate) fn nodes(&self, cap: usize) -> usize {
+        fn count(s: &Shape, left: &mut usize) {
+            if *left == 0 {
+                return;
+            }
+            *left -= 1;
+            match s {
+                Shape::List(l) => {
+                    count(&l.elem, left);
+                    for p in &l.pieces {
+                        count(p, left);
+                    }
+                }
+                Shape::Map(m) => {
+                    count(&m.key, left);
+                    count(&m.val, left);
+                }
+                Shape::Union(v) => {
+                    for a in v {
+                        count(a, left);
+                    }
+                }
+                _ => {}
+            }
+        }
+        let mut left = cap;
+        count(self, &mut left);
+        cap - left
+    }
+
     /// Lower bound on the byte length when the value is certainly a string.
     pub(crate) fn str_min(&self) -> u64 {
         match self {
@@ -271,6 +305,27 @@ impl Shape {
             out = out.max(&size);
         }
         out
+    }
+
+    /// Whether a bound inside the shape (a string's bytes, a list's or a map's length) has more
+    /// than `terms` terms or a degree above `degree`.
+    pub(crate) fn has_large_bound(&self, terms: usize, degree: u32) -> bool {
+        let large = |p: &Poly| p.terms().len() > terms || p.degree() > degree;
+        match self {
+            Shape::Str { max, .. } => large(max),
+            Shape::List(l) => {
+                large(&l.len)
+                    || l.elem.has_large_bound(terms, degree)
+                    || l.pieces.iter().any(|p| p.has_large_bound(terms, degree))
+            }
+            Shape::Map(m) => {
+                large(&m.len)
+                    || m.key.has_large_bound(terms, degree)
+                    || m.val.has_large_bound(terms, degree)
+            }
+            Shape::Union(v) => v.iter().any(|a| a.has_large_bound(terms, degree)),
+            _ => false,
+        }
     }
 
     /// Renames variables inside the shape.
